@@ -1,0 +1,151 @@
+"""The application factory: builds the services, wires the routes. No logic lives here."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import structlog
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from frontdesk import __version__
+from frontdesk.asgi import Receive, Scope, Send
+from frontdesk.companies.registry import CompanyRegistry
+from frontdesk.companies.seed import seed_demo_company
+from frontdesk.config import Settings
+from frontdesk.edge import Edge
+from frontdesk.network import ClientAddressResolver
+from frontdesk.observability import Metrics, configure_logging
+from frontdesk.protocol.endpoint import McpEndpoint
+from frontdesk.protocol.sessions import SessionSigner
+from frontdesk.ratelimit import RateLimiter
+from frontdesk.store.companies import CompanyRepository
+from frontdesk.store.database import Database
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class Services:
+    """Everything a request may need, built once per application."""
+
+    settings: Settings
+    database: Database
+    companies: CompanyRepository
+    registry: CompanyRegistry
+    sessions: SessionSigner
+    limiter: RateLimiter
+    metrics: Metrics
+
+    @classmethod
+    def build(cls, settings: Settings) -> Services:
+        database = Database(settings.database_url)
+        companies = CompanyRepository(database.engine)
+        return cls(
+            settings=settings,
+            database=database,
+            companies=companies,
+            registry=CompanyRegistry(companies, settings),
+            sessions=SessionSigner(settings.secret_keys, settings.session_ttl_seconds),
+            limiter=RateLimiter(settings.redis_url),
+            metrics=Metrics(),
+        )
+
+    async def start(self) -> None:
+        if self.settings.auto_migrate:
+            await self.database.migrate()
+        if self.settings.should_seed_demo:
+            await seed_demo_company(self.companies)
+        for stored in await self.companies.all():
+            log.info(
+                "serving_company",
+                tenant=stored.tenant_key,
+                mcp_url=self.settings.mcp_url(stored.tenant_key),
+            )
+
+    async def stop(self) -> None:
+        await self.database.close()
+
+
+class Frontdesk:
+    """The ASGI application: the MCP endpoint on its fast path, everything else via Starlette."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self._mcp = McpEndpoint(
+            services.registry,
+            services.sessions,
+            services.limiter,
+            ClientAddressResolver(services.settings.trusted_proxies),
+        )
+        self._routes = _routes(services)
+        self._edge = Edge(self._route, services.settings, services.metrics)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._edge(scope, receive, send)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send, request_id: str) -> None:
+        if scope["type"] == "http":
+            path: str = scope["path"]
+            if path.startswith("/v1/") and path.endswith("/mcp"):
+                parts = path.split("/")
+                if len(parts) == 4:
+                    await self._mcp(scope, receive, send, parts[2], request_id)
+                    return
+        await self._routes(scope, receive, send)
+
+
+def _routes(services: Services) -> Starlette:
+    async def healthz(_request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(_request: Request) -> Response:
+        try:
+            await services.database.ping()
+        except Exception as error:
+            log.warning("not_ready", reason=type(error).__name__)
+            return JSONResponse({"status": "unavailable", "database": "unreachable"}, 503)
+        return JSONResponse({"status": "ok", "database": services.database.backend})
+
+    async def metrics(_request: Request) -> Response:
+        return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    async def index(_request: Request) -> Response:
+        settings = services.settings
+        return JSONResponse(
+            {
+                "service": "frontdesk",
+                "version": __version__,
+                "region": settings.region.value,
+                "mcp_endpoint": f"{settings.base_url}/v1/{{tenantKey}}/mcp",
+            }
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        await services.start()
+        try:
+            yield
+        finally:
+            await services.stop()
+
+    return Starlette(
+        routes=[
+            Route("/", index),
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+            Route("/metrics", metrics),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def create_app(settings: Settings | None = None) -> Frontdesk:
+    settings = settings or Settings()
+    configure_logging(settings.log_level, settings.log_json)
+    return Frontdesk(Services.build(settings))

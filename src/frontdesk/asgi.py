@@ -1,0 +1,62 @@
+"""The few raw-ASGI helpers the hot path uses instead of a framework's request objects."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+JSON_CONTENT = (b"content-type", b"application/json")
+
+
+class BodyTooLargeError(Exception):
+    """The body grew past the limit while it was read."""
+
+
+class ClientDisconnectedError(Exception):
+    """The client went away before its body arrived."""
+
+
+def header(scope: Scope, name: bytes) -> bytes | None:
+    """The first value of a header (lower-case name), as ASGI hands it over."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return value  # type: ignore[no-any-return]
+    return None
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """Read the body in chunks, refusing as soon as it passes ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnectedError
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLargeError
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes = b"",
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
+    raw_headers = [*headers]
+    if body:
+        raw_headers.append((b"content-length", str(len(body)).encode()))
+    else:
+        raw_headers.append((b"content-length", b"0"))
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,210 @@
+"""The shape of a company, as operators declare it and as the database keeps it.
+
+One set of models serves both: ``frontdesk companies apply`` validates a file with them, the
+store keeps the validated document, and loading it back validates it again, so a company
+that is served has always passed every check here.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from limits import parse as parse_rate_limit
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from frontdesk.config import Region
+
+TENANT_KEY_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
+# MCP 2025-11-25: tool names are 1-128 characters of letters, digits, '_', '-' and '.'.
+TOOL_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,128}$"
+PYTHON_TARGET_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+
+
+class Model(BaseModel):
+    """Strict and immutable: an unknown field in a companies file is a typo, not an extension."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Access(StrEnum):
+    PUBLIC = "public"
+    PERSONAL = "personal"
+
+
+class PythonProvider(Model):
+    """An importable async callable: for self-hosters and test fixtures."""
+
+    type: Literal["python"]
+    target: Annotated[str, Field(pattern=PYTHON_TARGET_PATTERN)]
+
+
+ProviderRef = Annotated[PythonProvider, Field(discriminator="type")]
+
+
+def _check_json_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    if schema is None:
+        return None
+    if schema.get("type") != "object":
+        raise ValueError('must be a JSON Schema whose "type" is "object"')
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as error:
+        raise ValueError(f"is not a valid JSON Schema: {error.message}") from None
+    return schema
+
+
+class ToolAnnotations(Model):
+    title: str | None = None
+    read_only_hint: bool | None = Field(default=None, alias="readOnlyHint")
+    destructive_hint: bool | None = Field(default=None, alias="destructiveHint")
+    idempotent_hint: bool | None = Field(default=None, alias="idempotentHint")
+    open_world_hint: bool | None = Field(default=None, alias="openWorldHint")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ToolDefinition(Model):
+    name: Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]
+    title: str | None = None
+    description: str = Field(min_length=1)
+    access: Access = Access.PUBLIC
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    output_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations | None = None
+    # Seconds a call may take before the caller is told the tool timed out.
+    timeout: float = Field(default=30.0, gt=0, le=300)
+    provider: ProviderRef
+
+    _schemas = field_validator("input_schema", "output_schema")(_check_json_schema)
+
+
+class ResourceDefinition(Model):
+    """A fixed document the company publishes, read with ``resources/read``."""
+
+    uri: str = Field(min_length=1, max_length=2048)
+    name: str = Field(min_length=1)
+    title: str | None = None
+    description: str | None = None
+    mime_type: str = "text/plain"
+    text: str | None = None
+    blob_base64: str | None = None
+
+    @field_validator("uri")
+    @classmethod
+    def _uri_has_scheme(cls, value: str) -> str:
+        if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", value):
+            raise ValueError("must be an absolute URI, e.g. company://opening-hours")
+        return value
+
+    @model_validator(mode="after")
+    def _one_body(self) -> ResourceDefinition:
+        if (self.text is None) == (self.blob_base64 is None):
+            raise ValueError("give exactly one of text or blob_base64")
+        return self
+
+
+class ResourceTemplateDefinition(Model):
+    """A family of resources by URI template (RFC 6570), offered for discovery and completion."""
+
+    uri_template: str = Field(min_length=1, max_length=2048)
+    name: str = Field(min_length=1)
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    # Suggestions for each template variable, answered by ``completion/complete``.
+    completions: dict[str, list[str]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _completions_name_variables(self) -> ResourceTemplateDefinition:
+        variables = set(re.findall(r"\{[+#./;?&]?([A-Za-z0-9_]+)", self.uri_template))
+        unknown = sorted(set(self.completions) - variables)
+        if unknown:
+            raise ValueError(f"completions name variables not in the template: {unknown}")
+        return self
+
+
+class PromptArgument(Model):
+    name: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+    description: str | None = None
+    required: bool = False
+    completions: list[str] = Field(default_factory=list)
+
+
+class PromptMessage(Model):
+    role: Literal["user", "assistant"]
+    # ``{argument}`` placeholders are filled in by ``prompts/get``.
+    text: str
+
+
+class PromptDefinition(Model):
+    name: str = Field(min_length=1, max_length=128)
+    title: str | None = None
+    description: str | None = None
+    arguments: list[PromptArgument] = Field(default_factory=list)
+    messages: list[PromptMessage] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _placeholders_are_arguments(self) -> PromptDefinition:
+        declared = {argument.name for argument in self.arguments}
+        for message in self.messages:
+            used = set(re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", message.text))
+            if used - declared:
+                raise ValueError(f"messages use undeclared arguments: {sorted(used - declared)}")
+        return self
+
+
+def _unique(items: list[Any], key: str, what: str) -> None:
+    seen: set[str] = set()
+    for item in items:
+        value = getattr(item, key)
+        if value in seen:
+            raise ValueError(f"two {what} share the {key} {value!r}")
+        seen.add(value)
+
+
+class CompanyDefinition(Model):
+    tenant_key: Annotated[str, Field(pattern=TENANT_KEY_PATTERN)]
+    name: str = Field(min_length=1, max_length=200)
+    region: Region = Region.EU
+    active: bool = True
+    instructions: str | None = None
+    # Per caller on this company's MCP endpoint, e.g. "120/minute"; the operator's
+    # default applies when absent.
+    rate_limit: str | None = None
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    resources: list[ResourceDefinition] = Field(default_factory=list)
+    resource_templates: list[ResourceTemplateDefinition] = Field(default_factory=list)
+    prompts: list[PromptDefinition] = Field(default_factory=list)
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _rate_limit_parses(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_rate_limit(value)
+            except ValueError:
+                raise ValueError('must read like "120/minute" or "10/second"') from None
+        return value
+
+    @model_validator(mode="after")
+    def _names_are_unique(self) -> CompanyDefinition:
+        _unique(self.tools, "name", "tools")
+        _unique(self.resources, "uri", "resources")
+        _unique(self.resource_templates, "uri_template", "resource templates")
+        _unique(self.prompts, "name", "prompts")
+        return self
+
+
+class CompaniesFile(Model):
+    """The file ``frontdesk companies apply`` reads."""
+
+    companies: list[CompanyDefinition] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _keys_are_unique(self) -> CompaniesFile:
+        _unique(self.companies, "tenant_key", "companies")
+        return self

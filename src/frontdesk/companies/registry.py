@@ -1,0 +1,81 @@
+"""Lookup of the company behind a tenant key, with a short in-memory cache.
+
+A company that is inactive, or set up in another region, is "no active company" here:
+the caller cannot tell it apart from a key nobody has.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import OrderedDict
+
+import structlog
+from pydantic import ValidationError
+
+from frontdesk.companies.catalog import ServedCompany
+from frontdesk.companies.definition import TENANT_KEY_PATTERN, CompanyDefinition
+from frontdesk.config import Settings
+from frontdesk.store.companies import CompanyRepository
+
+log = structlog.get_logger(__name__)
+
+# Unknown keys are cached too, so that a flood of made-up keys does not become a flood
+# of queries; the bound keeps that cache from growing without limit.
+MAX_CACHED_KEYS = 10_000
+
+_TENANT_KEY_MAX = 63
+_TENANT_KEY = re.compile(TENANT_KEY_PATTERN)
+
+
+def looks_like_tenant_key(value: str) -> bool:
+    return len(value) <= _TENANT_KEY_MAX and _TENANT_KEY.fullmatch(value) is not None
+
+
+class CompanyRegistry:
+    def __init__(self, repository: CompanyRepository, settings: Settings) -> None:
+        self._repository = repository
+        self._settings = settings
+        self._ttl = settings.company_cache_seconds
+        self._cache: OrderedDict[str, tuple[float, ServedCompany | None]] = OrderedDict()
+        # Loading is costly (providers are imported, schemas compiled): reuse the loaded
+        # company while its stored revision has not changed.
+        self._loaded: dict[str, tuple[int, ServedCompany]] = {}
+
+    async def active(self, tenant_key: str) -> ServedCompany | None:
+        now = time.monotonic()
+        cached = self._cache.get(tenant_key)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        company = await self._load(tenant_key) if looks_like_tenant_key(tenant_key) else None
+        self._cache[tenant_key] = (now + self._ttl, company)
+        self._cache.move_to_end(tenant_key)
+        while len(self._cache) > MAX_CACHED_KEYS:
+            self._cache.popitem(last=False)
+        return company
+
+    def forget(self) -> None:
+        """Drop the cache, so the next lookup reads the database (after an apply in-process)."""
+        self._cache.clear()
+
+    async def _load(self, tenant_key: str) -> ServedCompany | None:
+        stored = await self._repository.get(tenant_key)
+        if stored is None:
+            self._loaded.pop(tenant_key, None)
+            return None
+        loaded = self._loaded.get(tenant_key)
+        if loaded is not None and loaded[0] == stored.revision:
+            company = loaded[1]
+        else:
+            try:
+                definition = CompanyDefinition.model_validate(stored.definition)
+            except ValidationError as error:
+                # Only a hand-edited row can get here; serve nothing rather than half.
+                log.error("company_definition_invalid", tenant=tenant_key, error=str(error))
+                return None
+            company = ServedCompany(definition, self._settings.mcp_rate_limit)
+            self._loaded[tenant_key] = (stored.revision, company)
+        definition = company.definition
+        if not definition.active or definition.region != self._settings.region:
+            return None
+        return company

@@ -1,0 +1,153 @@
+"""Settings from the environment (``FRONTDESK_*``), checked once at start-up."""
+
+from __future__ import annotations
+
+import ipaddress
+from enum import StrEnum
+from functools import cached_property
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from frontdesk.errors import ConfigurationError
+
+# The contract's body limit: "at most 256 KB in total". We read KB as KiB, the more
+# lenient reading, so that no body the contract admits is refused.
+MAX_BODY_BYTES = 256 * 1024
+MAX_BATCH = 20
+
+# Only a development deployment may run on this key; production refuses it.
+DEV_SECRET_KEY = "frontdesk-development-key-not-for-production-use"  # noqa: S105
+MIN_SECRET_KEY_LENGTH = 32
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+class Environment(StrEnum):
+    DEVELOPMENT = "development"
+    PRODUCTION = "production"
+
+
+class Region(StrEnum):
+    EU = "eu"
+    US = "us"
+
+
+def _split_list(value: object) -> object:
+    """Accept comma-separated lists in the environment, as operators write them."""
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
+
+
+CommaList = Annotated[list[str], NoDecode]
+
+
+class Settings(BaseSettings):
+    """Everything an operator can set. Every URL the service writes is built from ``base_url``."""
+
+    model_config = SettingsConfigDict(env_prefix="FRONTDESK_", extra="ignore", frozen=True)
+
+    env: Environment = Environment.DEVELOPMENT
+    base_url: str = "http://127.0.0.1:8000"
+    region: Region = Region.EU
+    database_url: str = "sqlite+aiosqlite:///frontdesk.db"
+    redis_url: str | None = None
+    # The first key signs; every key verifies, so a new key can be rolled in without
+    # ending the sessions signed with the old one.
+    secret_keys: CommaList = Field(default_factory=lambda: [DEV_SECRET_KEY])
+    session_ttl_seconds: int = Field(default=24 * 3600, gt=0)
+    # How long a company's definition is served from memory before it is read again;
+    # changes made with `frontdesk companies apply` reach every instance within this time.
+    company_cache_seconds: float = Field(default=5.0, ge=0)
+    # Per caller on the MCP endpoint, in the `limits` notation; a company may set its own.
+    mcp_rate_limit: str = "600/minute"
+    # Clients whose X-Forwarded-For we believe (the load balancers in front of us).
+    trusted_proxies: CommaList = Field(default_factory=list)
+    # Hosts accepted in addition to the base URL's own (DNS-rebinding protection).
+    allowed_hosts: CommaList = Field(default_factory=list)
+    cors_origins: CommaList = Field(default_factory=lambda: ["*"])
+    seed_demo: bool | None = None
+    auto_migrate: bool = True
+    log_level: str = "INFO"
+    log_json: bool = True
+    access_log: bool = True
+
+    _split = field_validator(
+        "secret_keys", "trusted_proxies", "allowed_hosts", "cors_origins", mode="before"
+    )(_split_list)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_absolute(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an absolute http(s) URL, e.g. https://eu.frontdesk.example")
+        if parts.query or parts.fragment:
+            raise ValueError("must not carry a query or a fragment")
+        return value.rstrip("/")
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_addresses(cls, value: list[str]) -> list[str]:
+        for item in value:
+            ipaddress.ip_network(item, strict=False)
+        return value
+
+    @field_validator("secret_keys")
+    @classmethod
+    def _some_key(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("at least one secret key is needed")
+        return value
+
+    @model_validator(mode="after")
+    def _production_is_safe(self) -> Settings:
+        if self.env is not Environment.PRODUCTION:
+            return self
+        problems = []
+        if any(key == DEV_SECRET_KEY for key in self.secret_keys):
+            problems.append("FRONTDESK_SECRET_KEYS still holds the development key")
+        if any(len(key) < MIN_SECRET_KEY_LENGTH for key in self.secret_keys):
+            problems.append(f"every secret key needs {MIN_SECRET_KEY_LENGTH} characters or more")
+        if self.base_scheme != "https" and self.base_host not in LOOPBACK_HOSTS:
+            problems.append("FRONTDESK_BASE_URL must be https unless it is a loopback address")
+        if self.seed_demo:
+            problems.append("FRONTDESK_SEED_DEMO cannot be on in production")
+        if problems:
+            raise ConfigurationError("unsafe production settings: " + "; ".join(problems))
+        return self
+
+    @property
+    def base_scheme(self) -> str:
+        return urlsplit(self.base_url).scheme
+
+    @property
+    def base_host(self) -> str:
+        return urlsplit(self.base_url).hostname or ""
+
+    @cached_property
+    def accepted_hosts(self) -> frozenset[str]:
+        """Host header values (without port) we answer to."""
+        hosts = {self.base_host.lower(), *(host.lower() for host in self.allowed_hosts)}
+        if self.base_host in LOOPBACK_HOSTS:
+            hosts |= LOOPBACK_HOSTS
+        return frozenset(hosts)
+
+    @property
+    def should_seed_demo(self) -> bool:
+        if self.seed_demo is not None:
+            return self.seed_demo
+        return self.env is Environment.DEVELOPMENT
+
+    @property
+    def is_production(self) -> bool:
+        return self.env is Environment.PRODUCTION
+
+    def mcp_url(self, tenant_key: str) -> str:
+        return f"{self.base_url}/v1/{tenant_key}/mcp"
+
+    def issuer(self, tenant_key: str) -> str:
+        return f"{self.base_url}/v1/{tenant_key}/oauth"

@@ -1,0 +1,36 @@
+"""Who is asking: the plain typed objects the protocol layers pass down to providers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Customer:
+    """A company's customer, signed in through the company's own login."""
+
+    subject: str
+    email: str | None
+    name: str | None
+    scopes: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The party behind one MCP request: a guest when ``customer`` is None."""
+
+    address: str
+    customer: Customer | None = None
+    client_id: str | None = None
+
+    @property
+    def is_guest(self) -> bool:
+        return self.customer is None
+
+    @property
+    def rate_limit_key(self) -> str:
+        # A signed-in customer is limited per customer and client, wherever they connect
+        # from; a guest has only their address to go by.
+        if self.customer is not None:
+            return f"customer:{self.client_id}:{self.customer.subject}"
+        return f"address:{self.address}"

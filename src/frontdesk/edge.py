@@ -1,0 +1,158 @@
+"""What every HTTP request passes through: request id, Host check, CORS, access log, metrics.
+
+One pure-ASGI layer rather than a middleware stack, because the MCP endpoint is the hot
+path and each extra layer is paid on every call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Awaitable, Callable
+
+import orjson
+import structlog
+
+from frontdesk.asgi import JSON_CONTENT, Message, Receive, Scope, Send, header, respond
+from frontdesk.config import Settings
+from frontdesk.observability import Metrics
+
+log = structlog.get_logger("frontdesk.access")
+
+# A request id we accept from a proxy: short and plain, so it is safe in logs and headers.
+_REQUEST_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
+_EXPOSED = b"WWW-Authenticate, Mcp-Session-Id, Retry-After, X-Request-Id"
+_PREFLIGHT_HEADERS = (
+    b"Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID,"
+    b" X-Request-Id"
+)
+_METHODS = b"GET, POST, DELETE, OPTIONS"
+
+_OAUTH_ROUTES = frozenset(
+    {"authorize", "consent", "callback", "login", "token", "register", "revoke"}
+)
+
+Routed = Callable[[Scope, Receive, Send, str], Awaitable[None]]
+
+
+def route_label(path: str) -> str:
+    """A bounded label for metrics: the route's shape, never a tenant key or a raw path."""
+    if path.startswith("/v1/"):
+        parts = path.split("/")
+        if len(parts) == 4 and parts[3] == "mcp":
+            return "mcp"
+        if len(parts) == 5 and parts[3] == "oauth" and parts[4] in _OAUTH_ROUTES:
+            return "oauth/" + parts[4]
+    if path.startswith("/.well-known/"):
+        return "discovery"
+    if path in ("/healthz", "/readyz", "/metrics", "/"):
+        return path
+    return "other"
+
+
+def _host_name(host: str) -> str:
+    """The Host header without its port; IPv6 literals keep their brackets."""
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0]
+
+
+class Edge:
+    def __init__(self, app: Routed, settings: Settings, metrics: Metrics) -> None:
+        self._app = app
+        self._hosts = settings.accepted_hosts
+        self._any_origin = "*" in settings.cors_origins
+        self._origins = frozenset(origin.encode() for origin in settings.cors_origins)
+        self._access_log = settings.access_log
+        self._metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send, "")
+            return
+        started = time.perf_counter()
+        supplied = header(scope, b"x-request-id")
+        request_id = (
+            supplied.decode() if supplied and _REQUEST_ID.match(supplied) else os.urandom(8).hex()
+        )
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+        origin = header(scope, b"origin")
+        status = 500
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = message.setdefault("headers", [])
+                headers.append((b"x-request-id", request_id.encode()))
+                if origin is not None and self._origin_allowed(origin):
+                    headers.extend(self._cors_headers(origin))
+            await send(message)
+
+        try:
+            if not self._host_allowed(scope):
+                await respond(
+                    send_with_headers,
+                    421,
+                    orjson.dumps(
+                        {
+                            "error": "misdirected_request",
+                            "error_description": "This Host is not served here",
+                        }
+                    ),
+                    [JSON_CONTENT],
+                )
+            elif scope["method"] == "OPTIONS" and origin is not None:
+                await self._preflight(scope, send_with_headers, origin)
+            else:
+                await self._app(scope, receive, send_with_headers, request_id)
+        finally:
+            self._record(scope, status, started, request_id)
+            structlog.contextvars.unbind_contextvars("request_id")
+
+    def _host_allowed(self, scope: Scope) -> bool:
+        host = header(scope, b"host")
+        if host is None:
+            return False
+        return _host_name(host.decode("latin-1").lower()) in self._hosts
+
+    def _origin_allowed(self, origin: bytes) -> bool:
+        return self._any_origin or origin in self._origins
+
+    def _cors_headers(self, origin: bytes) -> list[tuple[bytes, bytes]]:
+        return [
+            (b"access-control-allow-origin", b"*" if self._any_origin else origin),
+            (b"access-control-expose-headers", _EXPOSED),
+            (b"vary", b"Origin"),
+        ]
+
+    async def _preflight(self, scope: Scope, send: Send, origin: bytes) -> None:
+        if not self._origin_allowed(origin):
+            await respond(send, 403)
+            return
+        requested = header(scope, b"access-control-request-headers")
+        await respond(
+            send,
+            204,
+            headers=[
+                (b"access-control-allow-methods", _METHODS),
+                (b"access-control-allow-headers", requested or _PREFLIGHT_HEADERS),
+                (b"access-control-max-age", b"600"),
+            ],
+        )
+
+    def _record(self, scope: Scope, status: int, started: float, request_id: str) -> None:
+        elapsed = time.perf_counter() - started
+        route = route_label(scope["path"])
+        self._metrics.requests.labels(route, scope["method"], str(status)).inc()
+        self._metrics.duration.labels(route).observe(elapsed)
+        if self._access_log:
+            # The path only: query strings can carry codes and state that must not be logged.
+            log.info(
+                "request",
+                method=scope["method"],
+                path=scope["path"],
+                status=status,
+                duration_ms=round(elapsed * 1000, 2),
+            )

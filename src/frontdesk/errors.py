@@ -1,0 +1,9 @@
+"""Errors shared by every layer that are not part of a wire protocol."""
+
+
+class FrontdeskError(Exception):
+    """Base of every error Frontdesk raises on purpose."""
+
+
+class ConfigurationError(FrontdeskError):
+    """The settings or a companies file cannot be used as given."""

@@ -1,0 +1,92 @@
+"""What the command line does, as typed functions the CLI forwards to (and tests call)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from frontdesk.companies.files import apply_companies, read_companies_file
+from frontdesk.config import Settings
+from frontdesk.store.companies import ApplyOutcome, CompanyRepository
+from frontdesk.store.database import Database
+
+
+def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
+    print(f"Frontdesk ({settings.env.value}, region {settings.region.value})", flush=True)
+    if settings.should_seed_demo:
+        print(f"Demo company's MCP endpoint: {settings.mcp_url('demo')}", flush=True)
+    uvicorn.run(
+        "frontdesk.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        loop="uvloop",
+        http="httptools",
+        access_log=False,
+        log_level="warning",
+        server_header=False,
+    )
+
+
+async def _with_database(settings: Settings) -> Database:
+    database = Database(settings.database_url)
+    if settings.auto_migrate:
+        await database.migrate()
+    return database
+
+
+async def upgrade_database(settings: Settings) -> None:
+    database = Database(settings.database_url)
+    try:
+        await database.migrate()
+    finally:
+        await database.close()
+
+
+async def apply_companies_file(settings: Settings, path: Path) -> dict[str, ApplyOutcome]:
+    companies = read_companies_file(path)
+    database = await _with_database(settings)
+    try:
+        return await apply_companies(CompanyRepository(database.engine), companies)
+    finally:
+        await database.close()
+
+
+@dataclass(frozen=True, slots=True)
+class CompanyRow:
+    tenant_key: str
+    name: str
+    region: str
+    active: bool
+    mcp_url: str
+
+
+async def list_companies(settings: Settings) -> list[CompanyRow]:
+    database = await _with_database(settings)
+    try:
+        stored = await CompanyRepository(database.engine).all()
+    finally:
+        await database.close()
+    return [
+        CompanyRow(
+            tenant_key=row.tenant_key,
+            name=row.definition["name"],
+            region=row.definition["region"],
+            active=row.definition["active"],
+            mcp_url=settings.mcp_url(row.tenant_key),
+        )
+        for row in stored
+    ]
+
+
+async def show_company(settings: Settings, tenant_key: str) -> dict[str, Any] | None:
+    database = await _with_database(settings)
+    try:
+        stored = await CompanyRepository(database.engine).get(tenant_key)
+    finally:
+        await database.close()
+    return None if stored is None else stored.definition

@@ -1,0 +1,4 @@
+"""The MCP endpoint: JSON-RPC 2.0 over HTTP POST at ``/v1/{tenantKey}/mcp``.
+
+Named ``protocol`` so that it never shadows the ``mcp`` SDK package.
+"""

@@ -1,0 +1,193 @@
+"""``/v1/{tenantKey}/mcp``: turns an HTTP request into JSON-RPC replies, and every error
+into its envelope and status, in this one place (SPEC 4.2, 7.1, 8).
+
+It is a plain ASGI handler, not a framework route: this is the hot path, and each
+request here pays for nothing it does not use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+import structlog
+
+from frontdesk.asgi import (
+    JSON_CONTENT,
+    BodyTooLargeError,
+    ClientDisconnectedError,
+    Receive,
+    Scope,
+    Send,
+    header,
+    read_body,
+    respond,
+)
+from frontdesk.companies.catalog import ServedCompany
+from frontdesk.companies.registry import CompanyRegistry
+from frontdesk.config import MAX_BODY_BYTES
+from frontdesk.domain import Caller
+from frontdesk.network import ClientAddressResolver
+from frontdesk.protocol.context import RequestContext
+from frontdesk.protocol.errors import (
+    BodyTooLarge,
+    EndpointError,
+    InvalidRequest,
+    MethodNotFound,
+    NoActiveCompany,
+    RateLimited,
+    RpcError,
+    SessionUnknown,
+    Unauthorized,
+    UnsupportedVersion,
+)
+from frontdesk.protocol.jsonrpc import Body, Message, failure, parse_body, success
+from frontdesk.protocol.methods import HANDLERS
+from frontdesk.protocol.sessions import SessionSigner
+from frontdesk.protocol.versions import SUPPORTED_VERSIONS, is_supported
+from frontdesk.ratelimit import RateLimiter
+
+log = structlog.get_logger(__name__)
+
+OK_BODY = orjson.dumps({"ok": True})
+ALLOW_HEADER = (b"allow", b"POST, DELETE, OPTIONS")
+TOO_LARGE = f"Request body is larger than {MAX_BODY_BYTES // 1024} KB"
+
+
+class McpEndpoint:
+    def __init__(
+        self,
+        registry: CompanyRegistry,
+        sessions: SessionSigner,
+        limiter: RateLimiter,
+        addresses: ClientAddressResolver,
+    ) -> None:
+        self._registry = registry
+        self._sessions = sessions
+        self._limiter = limiter
+        self._addresses = addresses
+
+    async def __call__(
+        self, scope: Scope, receive: Receive, send: Send, tenant_key: str, request_id: str
+    ) -> None:
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send, tenant_key, request_id)
+        elif method == "DELETE":
+            # Sessions hold no state here, so ending one only acknowledges it (SPEC 3.5).
+            await respond(send, 200, OK_BODY, [JSON_CONTENT])
+        else:
+            # GET would open a server-to-client stream, which this endpoint never offers.
+            await respond(send, 405, b"", [ALLOW_HEADER])
+
+    async def _post(
+        self, scope: Scope, receive: Receive, send: Send, tenant_key: str, request_id: str
+    ) -> None:
+        body: Body | None = None
+        try:
+            company, caller = await self._admit(scope, tenant_key)
+            try:
+                raw = await read_body(receive, MAX_BODY_BYTES)
+            except BodyTooLargeError:
+                raise BodyTooLarge(TOO_LARGE) from None
+            _check_content_type(scope)
+            body = parse_body(raw)
+            self._check_session(scope, company, body)
+            context = RequestContext(company, caller, request_id)
+            replies = await _dispatch(context, body.messages)
+        except ClientDisconnectedError:
+            return
+        except RpcError as error:
+            await _respond_error(send, error, body)
+            return
+
+        if not replies:
+            # Only notifications: nothing to answer (SPEC 4.2).
+            await respond(send, 202)
+            return
+        headers = [JSON_CONTENT]
+        if context.negotiated_version is not None:
+            session_id = self._sessions.issue(tenant_key, context.negotiated_version)
+            headers.append((b"mcp-session-id", session_id.encode()))
+        status = 200
+        if context.challenges:
+            status = 401
+            headers.append((b"www-authenticate", context.challenges[0].encode()))
+        payload = replies if body.is_batch else replies[0]
+        await respond(send, status, orjson.dumps(payload), headers)
+
+    async def _admit(self, scope: Scope, tenant_key: str) -> tuple[ServedCompany, Caller]:
+        """Checks that need no body: size announced, company, caller, rate limit, version."""
+        length = header(scope, b"content-length")
+        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            raise BodyTooLarge(TOO_LARGE)
+        company = await self._registry.active(tenant_key)
+        if company is None:
+            raise NoActiveCompany("No active company has this tenant key")
+        caller = Caller(address=self._addresses.resolve(scope))
+        verdict = await self._limiter.hit(company.rate_limit, tenant_key, caller.rate_limit_key)
+        if not verdict.allowed:
+            raise RateLimited(verdict.retry_after)
+        authorization = header(scope, b"authorization")
+        if authorization is not None and not company.has_signin:
+            # SPEC 5.4: no sign-in, so no token can be valid here; no discovery to point at.
+            raise Unauthorized(
+                f"{company.name} has not set up customer sign-in; send no token",
+                challenge='Bearer error="invalid_token", error_description="This company has'
+                ' not set up customer sign-in"',
+            )
+        version = header(scope, b"mcp-protocol-version")
+        if version is not None and not is_supported(version.decode("latin-1")):
+            raise UnsupportedVersion(
+                "Unsupported MCP-Protocol-Version", data={"supported": list(SUPPORTED_VERSIONS)}
+            )
+        return company, caller
+
+    def _check_session(self, scope: Scope, company: ServedCompany, body: Body) -> None:
+        raw = header(scope, b"mcp-session-id")
+        if raw is None or any(message.method == "initialize" for message in body.messages):
+            # No header: a stateless client, served as such. initialize starts afresh.
+            return
+        session = self._sessions.verify(raw.decode("latin-1"), company.tenant_key)
+        if session is None:
+            raise SessionUnknown("Session not found; call initialize again")
+
+
+def _check_content_type(scope: Scope) -> None:
+    content_type = header(scope, b"content-type")
+    media_type = (content_type or b"").split(b";", 1)[0].strip().lower()
+    if media_type != b"application/json":
+        raise InvalidRequest("Invalid request: Content-Type must be application/json")
+
+
+async def _dispatch(context: RequestContext, messages: list[Message]) -> list[dict[str, Any]]:
+    requests = [message for message in messages if not message.is_notification]
+    if len(requests) == 1:
+        return [await _answer(context, requests[0])]
+    # Replies keep the order of the requests; slow tools in a batch run side by side.
+    return list(await asyncio.gather(*(_answer(context, message) for message in requests)))
+
+
+async def _answer(context: RequestContext, message: Message) -> dict[str, Any]:
+    handler = HANDLERS.get(message.method)
+    try:
+        if handler is None:
+            raise MethodNotFound(f"Method not found: {message.method}")
+        return success(message.id, await handler(context, message.params))
+    except RpcError as error:
+        return failure(message.id, error)
+    except Exception:
+        log.exception("method_failed", method=message.method)
+        return failure(message.id, RpcError("Internal error"))
+
+
+async def _respond_error(send: Send, error: RpcError, body: Body | None) -> None:
+    request_id = error.request_id
+    if request_id is None and body is not None and not body.is_batch:
+        request_id = body.messages[0].id
+    headers = [JSON_CONTENT]
+    if isinstance(error, EndpointError):
+        headers.extend((name.encode(), value.encode()) for name, value in error.headers().items())
+    status = error.status if error.status != 200 else 400
+    await respond(send, status, orjson.dumps(failure(request_id, error)), headers)

@@ -1,0 +1,72 @@
+"""JSON-RPC 2.0 framing: the contract's request shapes (SPEC 2.9) and reply envelopes (2.10)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from frontdesk.config import MAX_BATCH
+from frontdesk.protocol.errors import InvalidRequest, ParseError, RpcError
+
+RequestId = str | int
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One JSON-RPC request or notification, already checked against the contract."""
+
+    method: str
+    params: dict[str, Any]
+    id: RequestId | None
+    is_notification: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    messages: list[Message]
+    is_batch: bool
+
+
+def parse_body(body: bytes) -> Body:
+    """Read a POST body; any breach of the contract's shape raises (400 in the endpoint)."""
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise ParseError("Parse error: the body is not valid JSON") from None
+    if isinstance(document, list):
+        if not document:
+            raise InvalidRequest("Invalid request: a batch needs at least one request")
+        if len(document) > MAX_BATCH:
+            raise InvalidRequest(f"Invalid request: a batch holds at most {MAX_BATCH} requests")
+        return Body([_parse_message(item) for item in document], is_batch=True)
+    return Body([_parse_message(document)], is_batch=False)
+
+
+def _parse_message(item: object) -> Message:
+    if not isinstance(item, dict):
+        raise InvalidRequest("Invalid request: each request must be a JSON object")
+    request_id = item.get("id")
+    has_id = "id" in item
+    # bool is an int in Python but never a JSON-RPC id.
+    if has_id and (type(request_id) is not int and type(request_id) is not str):
+        raise InvalidRequest("Invalid request: id must be a string or an integer")
+    valid_id = request_id if has_id else None
+    if item.get("jsonrpc") != "2.0":
+        raise InvalidRequest('Invalid request: jsonrpc must be "2.0"', request_id=valid_id)
+    method = item.get("method")
+    if type(method) is not str or not method:
+        raise InvalidRequest("Invalid request: method must be a string", request_id=valid_id)
+    params = item.get("params", {})
+    if type(params) is not dict:
+        raise InvalidRequest("Invalid request: params must be an object", request_id=valid_id)
+    return Message(method=method, params=params, id=valid_id, is_notification=not has_id)
+
+
+def success(request_id: RequestId | None, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def failure(request_id: RequestId | None, error: RpcError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": error.to_error_object()}

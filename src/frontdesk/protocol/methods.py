@@ -1,0 +1,246 @@
+"""The MCP methods: each takes the request context and params and returns a result object."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import structlog
+from jsonschema.exceptions import best_match
+
+from frontdesk import __version__
+from frontdesk.companies.catalog import ServedTool
+from frontdesk.companies.definition import PromptDefinition
+from frontdesk.protocol.context import RequestContext
+from frontdesk.protocol.errors import InvalidParams, ResourceNotFound
+from frontdesk.protocol.params import no_cursor, optional_object, required_str
+from frontdesk.protocol.versions import negotiate
+from frontdesk.tools.provider import ToolCall, ToolError, ToolResult
+
+log = structlog.get_logger(__name__)
+
+Handler = Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+# Honest capabilities: no list-change notifications or subscriptions, because this
+# endpoint never streams to the client.
+CAPABILITIES: dict[str, Any] = {
+    "tools": {"listChanged": False},
+    "resources": {"subscribe": False, "listChanged": False},
+    "prompts": {"listChanged": False},
+    "completions": {},
+    "logging": {},
+}
+
+LOG_LEVELS = frozenset(
+    {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+)
+MAX_COMPLETIONS = 100
+EMPTY: dict[str, Any] = {}
+
+
+async def initialize(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    version = negotiate(params.get("protocolVersion"))
+    context.negotiated_version = version
+    company = context.company
+    result: dict[str, Any] = {
+        "protocolVersion": version,
+        "capabilities": CAPABILITIES,
+        "serverInfo": {"name": "frontdesk", "title": company.name, "version": __version__},
+    }
+    if company.definition.instructions:
+        result["instructions"] = company.definition.instructions
+    return result
+
+
+async def ping(_context: RequestContext, _params: dict[str, Any]) -> dict[str, Any]:
+    return EMPTY
+
+
+async def tools_list(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    no_cursor(params)
+    return context.company.tools_listing
+
+
+async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    name = required_str(params, "name")
+    arguments = optional_object(params, "arguments")
+    tool = context.company.tools.get(name)
+    if tool is None:
+        raise InvalidParams(f"Unknown tool: {name}")
+    return (await _call_tool(context, tool, arguments)).to_mcp()
+
+
+async def _call_tool(
+    context: RequestContext, tool: ServedTool, arguments: dict[str, Any]
+) -> ToolResult:
+    company = context.company
+    if tool.is_personal and context.caller.is_guest and not company.has_signin:
+        return ToolResult.text(
+            f"{tool.name} answers signed-in customers only, and {company.name} has not set"
+            " up customer sign-in, so it cannot be used here.",
+            is_error=True,
+        )
+    problem = best_match(tool.arguments.iter_errors(arguments))
+    if problem is not None:
+        where = "/".join(str(part) for part in problem.absolute_path) or "arguments"
+        return ToolResult.text(
+            f"Invalid arguments for {tool.name}: {where}: {problem.message}", is_error=True
+        )
+    if tool.provider is None:
+        return ToolResult.text(f"{tool.name} is unavailable right now.", is_error=True)
+    call = ToolCall(
+        tenant_key=company.tenant_key,
+        tool=tool.name,
+        arguments=arguments,
+        customer=context.caller.customer,
+        request_id=context.request_id,
+    )
+    try:
+        async with asyncio.timeout(tool.definition.timeout):
+            result = await tool.provider.call(call)
+    except ToolError as error:
+        return ToolResult.text(error.message, is_error=True)
+    except TimeoutError:
+        log.warning("tool_timeout", tenant=company.tenant_key, tool=tool.name)
+        return ToolResult.text(
+            f"{tool.name} did not answer within {tool.definition.timeout:g} seconds.",
+            is_error=True,
+        )
+    except Exception:
+        # The caller learns only that it failed; the detail goes to our log.
+        log.exception("tool_failed", tenant=company.tenant_key, tool=tool.name)
+        return ToolResult.text(f"{tool.name} failed; please try again later.", is_error=True)
+    if tool.output is not None and not result.is_error:
+        structured = result.structured
+        if structured is None or best_match(tool.output.iter_errors(structured)) is not None:
+            log.error("tool_output_invalid", tenant=company.tenant_key, tool=tool.name)
+            return ToolResult.text(
+                f"{tool.name} answered in a shape it did not declare.", is_error=True
+            )
+    return result
+
+
+async def resources_list(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    no_cursor(params)
+    return context.company.resources_listing
+
+
+async def resource_templates_list(
+    context: RequestContext, params: dict[str, Any]
+) -> dict[str, Any]:
+    no_cursor(params)
+    return context.company.resource_templates_listing
+
+
+async def resources_read(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    uri = required_str(params, "uri")
+    resource = context.company.resources.get(uri)
+    if resource is None:
+        raise ResourceNotFound("Resource not found", data={"uri": uri})
+    content: dict[str, Any] = {"uri": resource.uri, "mimeType": resource.mime_type}
+    if resource.text is not None:
+        content["text"] = resource.text
+    else:
+        content["blob"] = resource.blob_base64
+    return {"contents": [content]}
+
+
+async def prompts_list(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    no_cursor(params)
+    return context.company.prompts_listing
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+async def prompts_get(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    name = required_str(params, "name")
+    arguments = optional_object(params, "arguments")
+    prompt = context.company.prompts.get(name)
+    if prompt is None:
+        raise InvalidParams(f"Unknown prompt: {name}")
+    values = _prompt_arguments(prompt, arguments)
+    messages = [
+        {
+            "role": message.role,
+            "content": {
+                "type": "text",
+                "text": _PLACEHOLDER.sub(lambda match: values.get(match[1], ""), message.text),
+            },
+        }
+        for message in prompt.messages
+    ]
+    result: dict[str, Any] = {"messages": messages}
+    if prompt.description:
+        result["description"] = prompt.description
+    return result
+
+
+def _prompt_arguments(prompt: PromptDefinition, arguments: dict[str, Any]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for argument in prompt.arguments:
+        value = arguments.get(argument.name)
+        if value is None:
+            if argument.required:
+                raise InvalidParams(f"Missing required argument: {argument.name}")
+            continue
+        if type(value) is not str:
+            raise InvalidParams(f"Invalid params: argument {argument.name} must be a string")
+        values[argument.name] = value
+    return values
+
+
+async def completion_complete(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    reference = optional_object(params, "ref")
+    argument = optional_object(params, "argument")
+    argument_name = required_str(argument, "name")
+    typed = required_str(argument, "value")
+    company = context.company
+    match reference.get("type"):
+        case "ref/prompt":
+            prompt = company.prompts.get(required_str(reference, "name"))
+            if prompt is None:
+                raise InvalidParams("Unknown prompt")
+            choices = next(
+                (item.completions for item in prompt.arguments if item.name == argument_name), []
+            )
+        case "ref/resource":
+            template = company.resource_templates.get(required_str(reference, "uri"))
+            if template is None:
+                raise InvalidParams("Unknown resource template")
+            choices = template.completions.get(argument_name, [])
+        case _:
+            raise InvalidParams('Invalid params: ref.type must be "ref/prompt" or "ref/resource"')
+    prefix = typed.casefold()
+    matches = [choice for choice in choices if choice.casefold().startswith(prefix)]
+    return {
+        "completion": {
+            "values": matches[:MAX_COMPLETIONS],
+            "total": len(matches),
+            "hasMore": len(matches) > MAX_COMPLETIONS,
+        }
+    }
+
+
+async def logging_set_level(_context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    # Accepted for clients that set it, though this endpoint sends no log notifications.
+    if params.get("level") not in LOG_LEVELS:
+        raise InvalidParams(f"Invalid params: level must be one of {sorted(LOG_LEVELS)}")
+    return EMPTY
+
+
+HANDLERS: dict[str, Handler] = {
+    "initialize": initialize,
+    "ping": ping,
+    "tools/list": tools_list,
+    "tools/call": tools_call,
+    "resources/list": resources_list,
+    "resources/templates/list": resource_templates_list,
+    "resources/read": resources_read,
+    "prompts/list": prompts_list,
+    "prompts/get": prompts_get,
+    "completion/complete": completion_complete,
+    "logging/setLevel": logging_set_level,
+}

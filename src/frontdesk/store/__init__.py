@@ -1,0 +1,1 @@
+"""Storage: tables, migrations and repositories. Protocol code never writes SQL."""

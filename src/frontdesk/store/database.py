@@ -1,0 +1,68 @@
+"""The database connection: engine set-up per backend, migrations and the readiness probe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event, text
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers go on while a write commits; busy_timeout makes concurrent
+    # writers wait their turn instead of failing at once.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def create_engine(url: str) -> AsyncEngine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url)
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+
+
+class Database:
+    """One engine per process, shared by every repository."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = create_engine(url)
+
+    @property
+    def backend(self) -> str:
+        return self.engine.dialect.name
+
+    async def migrate(self) -> None:
+        """Bring the schema to the newest revision; safe to run on every start."""
+        async with self.engine.begin() as connection:
+            await connection.run_sync(_upgrade_to_head)
+
+    async def ping(self) -> None:
+        async with self.engine.connect() as connection:
+            await connection.execute(text("SELECT 1"))
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+def _upgrade_to_head(connection: Connection) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")

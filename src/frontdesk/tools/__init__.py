@@ -1,0 +1,1 @@
+"""Tool providers: where a company's tool calls are answered."""
