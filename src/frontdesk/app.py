@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import httpx
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
@@ -19,13 +20,22 @@ from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
 from frontdesk.edge import Edge
+from frontdesk.login.connectors import LoginConnectors
 from frontdesk.network import ClientAddressResolver
+from frontdesk.oauth.errors import AuthorizePage, OAuthError
+from frontdesk.oauth.grants import Grants
+from frontdesk.oauth.rendering import render_authorize_page, render_oauth_error
+from frontdesk.oauth.routes import OAuthEndpoints
 from frontdesk.observability import Metrics, configure_logging
+from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.endpoint import McpEndpoint
 from frontdesk.protocol.sessions import SessionSigner
 from frontdesk.ratelimit import RateLimiter
+from frontdesk.store.clients import ClientRepository
 from frontdesk.store.companies import CompanyRepository
+from frontdesk.store.customers import CustomerRepository
 from frontdesk.store.database import Database
+from frontdesk.store.grants import GrantRepository
 
 log = structlog.get_logger(__name__)
 
@@ -41,11 +51,18 @@ class Services:
     sessions: SessionSigner
     limiter: RateLimiter
     metrics: Metrics
+    clients: ClientRepository
+    customers: CustomerRepository
+    grants: Grants
+    # Outbound calls: the companies' identity providers.
+    http: httpx.AsyncClient
+    logins: LoginConnectors
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
         database = Database(settings.database_url)
         companies = CompanyRepository(database.engine)
+        http = httpx.AsyncClient(timeout=10.0, follow_redirects=False)
         return cls(
             settings=settings,
             database=database,
@@ -54,6 +71,11 @@ class Services:
             sessions=SessionSigner(settings.secret_keys, settings.session_ttl_seconds),
             limiter=RateLimiter(settings.redis_url),
             metrics=Metrics(),
+            clients=ClientRepository(database.engine),
+            customers=CustomerRepository(database.engine),
+            grants=Grants(GrantRepository(database.engine)),
+            http=http,
+            logins=LoginConnectors(settings, http),
         )
 
     async def start(self) -> None:
@@ -69,6 +91,7 @@ class Services:
             )
 
     async def stop(self) -> None:
+        await self.http.aclose()
         await self.database.close()
 
 
@@ -77,13 +100,15 @@ class Frontdesk:
 
     def __init__(self, services: Services) -> None:
         self.services = services
+        addresses = ClientAddressResolver(services.settings.trusted_proxies)
         self._mcp = McpEndpoint(
             services.registry,
             services.sessions,
             services.limiter,
-            ClientAddressResolver(services.settings.trusted_proxies),
+            addresses,
+            BearerResolver(services.grants, services.settings),
         )
-        self._routes = _routes(services)
+        self._routes = _routes(services, addresses)
         self._edge = Edge(self._route, services.settings, services.metrics)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -100,7 +125,7 @@ class Frontdesk:
         await self._routes(scope, receive, send)
 
 
-def _routes(services: Services) -> Starlette:
+def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
     async def healthz(_request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
@@ -134,13 +159,28 @@ def _routes(services: Services) -> Starlette:
         finally:
             await services.stop()
 
+    oauth = OAuthEndpoints(
+        services.settings,
+        services.registry,
+        services.clients,
+        services.customers,
+        services.grants,
+        services.logins,
+        services.limiter,
+        addresses,
+    )
     return Starlette(
         routes=[
             Route("/", index),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             Route("/metrics", metrics),
+            *oauth.routes(),
         ],
+        exception_handlers={
+            OAuthError: render_oauth_error,
+            AuthorizePage: render_authorize_page,
+        },
         lifespan=lifespan,
     )
 

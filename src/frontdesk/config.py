@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     company_cache_seconds: float = Field(default=5.0, ge=0)
     # Per caller on the MCP endpoint, in the `limits` notation; a company may set its own.
     mcp_rate_limit: str = "600/minute"
+    # Per client address on client registration: stricter, as registrations are stored.
+    registration_rate_limit: str = "20/minute"
     # Clients whose X-Forwarded-For we believe (the load balancers in front of us).
     trusted_proxies: CommaList = Field(default_factory=list)
     # Hosts accepted in addition to the base URL's own (DNS-rebinding protection).
@@ -134,6 +136,8 @@ class Settings(BaseSettings):
         hosts = {self.base_host.lower(), *(host.lower() for host in self.allowed_hosts)}
         if self.base_host in LOOPBACK_HOSTS:
             hosts |= LOOPBACK_HOSTS
+        # An IPv6 literal arrives in the Host header in brackets ("[2001:db8::1]:443").
+        hosts |= {f"[{host}]" for host in hosts if ":" in host and not host.startswith("[")}
         return frozenset(hosts)
 
     @property

@@ -74,7 +74,9 @@ class Edge:
         started = time.perf_counter()
         supplied = header(scope, b"x-request-id")
         request_id = (
-            supplied.decode() if supplied and _REQUEST_ID.match(supplied) else os.urandom(8).hex()
+            supplied.decode()
+            if supplied and _REQUEST_ID.fullmatch(supplied)
+            else os.urandom(8).hex()
         )
         structlog.contextvars.bind_contextvars(request_id=request_id)
         origin = header(scope, b"origin")

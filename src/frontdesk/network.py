@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Sequence
 
-from frontdesk.asgi import Scope, header
+from frontdesk.asgi import Scope
 
 
 class ClientAddressResolver:
@@ -17,8 +17,12 @@ class ClientAddressResolver:
         peer = client[0] if client else "unknown"
         if not self._trusted or not self._is_trusted(peer):
             return peer
-        forwarded = header(scope, b"x-forwarded-for")
-        if forwarded is None:
+        # A proxy may add its own header line rather than append to the client's, so
+        # every line counts, in order; reading only the first would read the client's.
+        forwarded = b",".join(
+            value for name, value in scope["headers"] if name == b"x-forwarded-for"
+        )
+        if not forwarded:
             return peer
         # Walk from the nearest hop back; the first address we do not trust is the client.
         hops = [hop.strip() for hop in forwarded.decode("latin-1").split(",") if hop.strip()]

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import structlog
 from limits import RateLimitItem
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.storage.redis.redispy import RedispyBridge
 from limits.aio.strategies import FixedWindowRateLimiter
 from limits.errors import StorageError
+from redis.asyncio import Redis
 
 log = structlog.get_logger(__name__)
 
@@ -62,6 +64,14 @@ class RateLimiter:
         if self._shared is not None and time.monotonic() >= self._degraded_until:
             return self._shared
         return self._memory
+
+    async def close(self) -> None:
+        """Let go of the Redis connections, so that none is left open at shut-down."""
+        storage = self._shared_storage
+        if isinstance(storage, RedisStorage) and isinstance(storage.bridge, RedispyBridge):
+            client = storage.bridge.get_connection()
+            if isinstance(client, Redis):
+                await client.aclose()
 
     async def ping(self) -> bool:
         if self._shared_storage is None:

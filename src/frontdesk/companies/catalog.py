@@ -22,6 +22,7 @@ from frontdesk.companies.definition import (
     ResourceDefinition,
     ToolDefinition,
 )
+from frontdesk.oauth.scopes import SUPPORTED as SUPPORTED_SCOPES
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
 from frontdesk.tools.python import PythonToolProvider
 
@@ -86,6 +87,23 @@ def _serve_tool(tenant_key: str, tool: ToolDefinition) -> ServedTool:
     return ServedTool(tool, Draft202012Validator(tool.input_schema), output, provider)
 
 
+# SPEC 5.5: with sign-in, every tool can be called both ways: a guest gets the public
+# behaviour, a signed-in customer the personal one. Mirrored in _meta for clients that
+# read it there (the OpenAI Apps SDK convention).
+SECURITY_SCHEMES: list[dict[str, Any]] = [
+    {"type": "noauth"},
+    {"type": "oauth2", "scopes": list(SUPPORTED_SCOPES)},
+]
+
+
+def _with_security_schemes(listing: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **listing,
+        "securitySchemes": SECURITY_SCHEMES,
+        "_meta": {"securitySchemes": SECURITY_SCHEMES},
+    }
+
+
 def _resource_listing(resource: ResourceDefinition) -> dict[str, Any]:
     return _drop_none(
         {
@@ -135,7 +153,13 @@ class ServedCompany:
         }
         self.prompts = {prompt.name: prompt for prompt in definition.prompts}
 
-        self.tools_listing = {"tools": [tool.listing for tool in self.tools.values()]}
+        self.has_signin = definition.signin is not None
+        self.tools_listing = {
+            "tools": [
+                _with_security_schemes(tool.listing) if self.has_signin else tool.listing
+                for tool in self.tools.values()
+            ]
+        }
         self.resources_listing = {
             "resources": [_resource_listing(resource) for resource in definition.resources]
         }
@@ -156,9 +180,3 @@ class ServedCompany:
         self.prompts_listing = {
             "prompts": [_prompt_listing(prompt) for prompt in definition.prompts]
         }
-
-    @property
-    def has_signin(self) -> bool:
-        # Customer sign-in is set up per company by the sign-in work; until then every
-        # company serves guests only.
-        return False

@@ -14,7 +14,15 @@ from typing import Annotated, Any, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from limits import parse as parse_rate_limit
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from frontdesk.config import Region
 
@@ -157,12 +165,65 @@ class PromptDefinition(Model):
         return self
 
 
+class DevLogin(Model):
+    """A plain form that signs in whoever types an email: for trials, refused in production."""
+
+    type: Literal["dev"]
+
+
+class OidcLogin(Model):
+    """The company's own OpenID Connect provider (authorization code flow with PKCE)."""
+
+    type: Literal["oidc"]
+    issuer: str = Field(pattern=r"^https?://[^\s?#]+$")
+    client_id: str = Field(min_length=1)
+    # The secret is best kept out of the file: name an environment variable that holds it.
+    client_secret: str | None = Field(default=None, min_length=1)
+    client_secret_env: str | None = Field(default=None, pattern=r"^[A-Z_][A-Z0-9_]*$")
+    scopes: list[str] = Field(default_factory=lambda: ["openid", "email", "profile"])
+
+    @model_validator(mode="after")
+    def _one_secret(self) -> OidcLogin:
+        if (self.client_secret is None) == (self.client_secret_env is None):
+            raise ValueError("give exactly one of client_secret or client_secret_env")
+        if "openid" not in self.scopes:
+            raise ValueError('scopes must include "openid"')
+        return self
+
+
+LoginSetup = Annotated[DevLogin | OidcLogin, Field(discriminator="type")]
+
+
+class SigninSetup(Model):
+    """Customer sign-in: present only for companies that have set it up."""
+
+    login: LoginSetup
+    # Upper bounds from the contract: 60 minutes and 30 days.
+    access_token_minutes: int = Field(default=60, ge=1, le=60)
+    refresh_token_days: int = Field(default=30, ge=1, le=30)
+
+
 def _unique(items: list[Any], key: str, what: str) -> None:
+    """Refuse a repeated key at the repeat's own path (``tools[1].name``), not the parent's.
+
+    pydantic places the line errors of a ValidationError raised here under the model's
+    location; ``what`` names the field holding ``items``, with spaces for underscores.
+    """
     seen: set[str] = set()
-    for item in items:
+    for index, item in enumerate(items):
         value = getattr(item, key)
         if value in seen:
-            raise ValueError(f"two {what} share the {key} {value!r}")
+            # The repeated value goes last in ctx: pydantic fills placeholders in order,
+            # and a value such as "acme://{model}" must not be read as one.
+            error = PydanticCustomError(
+                "duplicate",
+                "two {what} share the {key} {value}",
+                {"what": what, "key": key, "value": repr(value)},
+            )
+            loc = (what.replace(" ", "_"), index, key)
+            raise ValidationError.from_exception_data(
+                "duplicate", [InitErrorDetails(type=error, loc=loc, input=value)]
+            )
         seen.add(value)
 
 
@@ -175,6 +236,7 @@ class CompanyDefinition(Model):
     # Per caller on this company's MCP endpoint, e.g. "120/minute"; the operator's
     # default applies when absent.
     rate_limit: str | None = None
+    signin: SigninSetup | None = None
     tools: list[ToolDefinition] = Field(default_factory=list)
     resources: list[ResourceDefinition] = Field(default_factory=list)
     resource_templates: list[ResourceTemplateDefinition] = Field(default_factory=list)

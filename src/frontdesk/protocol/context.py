@@ -13,6 +13,8 @@ class RequestContext:
     company: ServedCompany
     caller: Caller
     request_id: str
+    # The challenge a personal tool answers a guest with; None without sign-in.
+    sign_in_challenge: str | None = None
     # Set by ``initialize``: the endpoint then issues a session for this version.
     negotiated_version: str | None = None
     # WWW-Authenticate challenges raised by replies that need a signed-in customer;

@@ -29,6 +29,7 @@ from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.config import MAX_BODY_BYTES
 from frontdesk.domain import Caller
 from frontdesk.network import ClientAddressResolver
+from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import (
     BodyTooLarge,
@@ -39,7 +40,6 @@ from frontdesk.protocol.errors import (
     RateLimited,
     RpcError,
     SessionUnknown,
-    Unauthorized,
     UnsupportedVersion,
 )
 from frontdesk.protocol.jsonrpc import Body, Message, failure, parse_body, success
@@ -62,11 +62,13 @@ class McpEndpoint:
         sessions: SessionSigner,
         limiter: RateLimiter,
         addresses: ClientAddressResolver,
+        bearers: BearerResolver,
     ) -> None:
         self._registry = registry
         self._sessions = sessions
         self._limiter = limiter
         self._addresses = addresses
+        self._bearers = bearers
 
     async def __call__(
         self, scope: Scope, receive: Receive, send: Send, tenant_key: str, request_id: str
@@ -94,7 +96,14 @@ class McpEndpoint:
             _check_content_type(scope)
             body = parse_body(raw)
             self._check_session(scope, company, body)
-            context = RequestContext(company, caller, request_id)
+            context = RequestContext(
+                company,
+                caller,
+                request_id,
+                sign_in_challenge=(
+                    self._bearers.sign_in_challenge(tenant_key) if company.has_signin else None
+                ),
+            )
             replies = await _dispatch(context, body.messages)
         except ClientDisconnectedError:
             return
@@ -125,18 +134,10 @@ class McpEndpoint:
         company = await self._registry.active(tenant_key)
         if company is None:
             raise NoActiveCompany("No active company has this tenant key")
-        caller = Caller(address=self._addresses.resolve(scope))
+        caller = await self._bearers.caller(scope, company, self._addresses.resolve(scope))
         verdict = await self._limiter.hit(company.rate_limit, tenant_key, caller.rate_limit_key)
         if not verdict.allowed:
             raise RateLimited(verdict.retry_after)
-        authorization = header(scope, b"authorization")
-        if authorization is not None and not company.has_signin:
-            # SPEC 5.4: no sign-in, so no token can be valid here; no discovery to point at.
-            raise Unauthorized(
-                f"{company.name} has not set up customer sign-in; send no token",
-                challenge='Bearer error="invalid_token", error_description="This company has'
-                ' not set up customer sign-in"',
-            )
         version = header(scope, b"mcp-protocol-version")
         if version is not None and not is_supported(version.decode("latin-1")):
             raise UnsupportedVersion(

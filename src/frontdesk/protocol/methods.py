@@ -76,11 +76,21 @@ async def _call_tool(
     context: RequestContext, tool: ServedTool, arguments: dict[str, Any]
 ) -> ToolResult:
     company = context.company
-    if tool.is_personal and context.caller.is_guest and not company.has_signin:
-        return ToolResult.text(
-            f"{tool.name} answers signed-in customers only, and {company.name} has not set"
-            " up customer sign-in, so it cannot be used here.",
+    if tool.is_personal and context.caller.is_guest:
+        challenge = context.sign_in_challenge
+        if challenge is None:
+            return ToolResult.text(
+                f"{tool.name} answers signed-in customers only, and {company.name} has not"
+                " set up customer sign-in, so it cannot be used here.",
+                is_error=True,
+            )
+        # SPEC 5.5: the reply says so, and the whole response becomes a 401 whose
+        # challenge sends the client to sign the customer in.
+        context.challenges.append(challenge)
+        return ToolResult(
+            content=[{"type": "text", "text": f"Sign in to {company.name} to use {tool.name}."}],
             is_error=True,
+            meta={"mcp/www_authenticate": [challenge]},
         )
     problem = best_match(tool.arguments.iter_errors(arguments))
     if problem is not None:

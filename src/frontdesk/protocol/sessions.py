@@ -1,23 +1,20 @@
 """Signed, stateless ``Mcp-Session-Id`` values.
 
-An id is ``<payload>.<signature>``: the payload holds the tenant key, the negotiated
-protocol version and the issue time; the signature is HMAC-SHA256 under the first secret
-key. Any instance holding the keys verifies it, so no session is stored anywhere. Every
-configured key verifies, so a new key can be rolled in without ending live sessions.
+A session id is a signed value (see ``frontdesk.signing``) holding the tenant key, the
+negotiated protocol version and the issue time. Any instance holding the keys verifies
+it, so no session is stored anywhere.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Keys are derived per purpose, so a session signature can never be replayed as any
-# other signed value the service makes with the same secret.
-_PURPOSE = b"frontdesk/mcp-session/v1"
+from frontdesk.signing import Signer
+
+# An id from the future is refused, allowing this much clock skew between instances.
+CLOCK_SKEW_SECONDS = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,45 +24,29 @@ class Session:
     issued_at: int
 
 
-def _derive(secret: str) -> bytes:
-    return hmac.new(secret.encode(), _PURPOSE, hashlib.sha256).digest()
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
 class SessionSigner:
     def __init__(self, secret_keys: Sequence[str], ttl_seconds: int) -> None:
-        self._keys = [_derive(secret) for secret in secret_keys]
+        self._signer = Signer(secret_keys, "mcp-session/v1")
         self._ttl = ttl_seconds
 
     def issue(self, tenant_key: str, protocol_version: str, now: float | None = None) -> str:
         issued_at = int(time.time() if now is None else now)
-        payload = _b64(f"{tenant_key}|{protocol_version}|{issued_at}".encode())
-        return f"{payload}.{self._sign(self._keys[0], payload)}"
+        payload = {"t": tenant_key, "v": protocol_version, "iat": issued_at}
+        return self._signer.sign(payload, self._ttl, now=issued_at)
 
     def verify(self, session_id: str, tenant_key: str, now: float | None = None) -> Session | None:
         """The session, or None when the id is forged, expired or another company's."""
-        payload, dot, signature = session_id.partition(".")
-        if not dot or len(session_id) > 512:
-            return None
-        if not any(hmac.compare_digest(self._sign(key, payload), signature) for key in self._keys):
-            return None
-        try:
-            key, version, issued = _unb64(payload).decode().split("|")
-            issued_at = int(issued)
-        except ValueError:
+        if not session_id.isascii():
+            # Headers may carry any byte, and hmac.compare_digest raises on non-ASCII str;
+            # no id we issue holds one.
             return None
         current = time.time() if now is None else now
-        if key != tenant_key or not issued_at <= current + 60 or current - issued_at > self._ttl:
+        payload = self._signer.verify(session_id, now=current)
+        if payload is None or payload.get("t") != tenant_key:
             return None
-        return Session(key, version, issued_at)
-
-    @staticmethod
-    def _sign(key: bytes, payload: str) -> str:
-        return _b64(hmac.new(key, payload.encode("ascii", "replace"), hashlib.sha256).digest())
+        issued_at, version = payload.get("iat"), payload.get("v")
+        if not isinstance(issued_at, int) or not isinstance(version, str):
+            return None
+        if issued_at > current + CLOCK_SKEW_SECONDS:
+            return None
+        return Session(tenant_key, version, issued_at)

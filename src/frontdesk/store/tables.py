@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, String, Table
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 
 metadata = MetaData()
@@ -19,4 +30,85 @@ companies = Table(
     Column("revision", Integer, nullable=False, default=1),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+# Customer sign-in. Every row carries its tenant key, and every lookup filters on it:
+# a client, code or token of one company is unknown at every other.
+
+oauth_clients = Table(
+    "oauth_clients",
+    metadata,
+    Column("client_id", String(64), primary_key=True),
+    Column("tenant_key", String(63), nullable=False, index=True),
+    Column("client_name", String(200), nullable=True),
+    Column("redirect_uris", JsonDocument, nullable=False),
+    Column("metadata", JsonDocument, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+customers = Table(
+    "customers",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant_key", String(63), nullable=False),
+    Column("subject", String(255), nullable=False),
+    Column("email", String(320), nullable=True),
+    Column("name", String(200), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("tenant_key", "subject"),
+)
+
+# Only SHA-256 hashes of codes and tokens are stored: a copy of the database lets nobody
+# act as a customer.
+authorization_codes = Table(
+    "authorization_codes",
+    metadata,
+    Column("code_hash", String(64), primary_key=True),
+    Column("tenant_key", String(63), nullable=False),
+    Column("client_id", String(64), nullable=False),
+    Column("customer_id", Integer, ForeignKey("customers.id"), nullable=False),
+    Column("redirect_uri", Text, nullable=False),
+    Column("code_challenge", String(128), nullable=False),
+    Column("scope", String(200), nullable=False),
+    Column("resource", Text, nullable=True),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("used_at", DateTime(timezone=True), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# A family is every token descended from one authorization code; reuse of a spent refresh
+# token, or replay of the code, revokes the whole family (RFC 9700 4.14).
+token_families = Table(
+    "token_families",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant_key", String(63), nullable=False),
+    Column("client_id", String(64), nullable=False),
+    Column("customer_id", Integer, ForeignKey("customers.id"), nullable=False),
+    Column("scope", String(200), nullable=False),
+    Column("resource", Text, nullable=True),
+    Column("code_hash", String(64), nullable=False, index=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+)
+
+access_tokens = Table(
+    "access_tokens",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("family_id", Integer, ForeignKey("token_families.id"), nullable=False, index=True),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+refresh_tokens = Table(
+    "refresh_tokens",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("family_id", Integer, ForeignKey("token_families.id"), nullable=False, index=True),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("used_at", DateTime(timezone=True), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
 )

@@ -29,6 +29,7 @@ class ToolResult:
     content: list[ContentBlock] = field(default_factory=list)
     structured: dict[str, Any] | None = None
     is_error: bool = False
+    meta: dict[str, Any] | None = None
 
     @classmethod
     def text(cls, text: str, *, is_error: bool = False) -> ToolResult:
@@ -38,6 +39,8 @@ class ToolResult:
         result: dict[str, Any] = {"content": self.content, "isError": self.is_error}
         if self.structured is not None:
             result["structuredContent"] = self.structured
+        if self.meta is not None:
+            result["_meta"] = self.meta
         return result
 
 

@@ -1,0 +1,55 @@
+"""Picks and keeps the login connector for each company's sign-in setup."""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+
+from frontdesk.companies.definition import DevLogin as DevSetup
+from frontdesk.companies.definition import OidcLogin as OidcSetup
+from frontdesk.companies.definition import SigninSetup
+from frontdesk.config import Settings
+from frontdesk.login.connector import LoginConnector, LoginFailed
+from frontdesk.login.dev import DevLogin
+from frontdesk.login.oidc import OidcLogin, OidcSettings
+
+UNAVAILABLE = "Sign-in is not available for this company right now."
+
+
+class LoginConnectors:
+    def __init__(self, settings: Settings, http: httpx.AsyncClient) -> None:
+        self._settings = settings
+        self._http = http
+        # Keyed by the setup itself (frozen, hashable): a changed setup gets a new
+        # connector, an unchanged one keeps its cached provider metadata and keys.
+        self._oidc: dict[tuple[str, OidcSetup], OidcLogin] = {}
+
+    def for_company(self, tenant_key: str, setup: SigninSetup) -> LoginConnector:
+        login = setup.login
+        match login:
+            case DevSetup():
+                if self._settings.is_production:
+                    raise LoginFailed(UNAVAILABLE)
+                return DevLogin(f"{self._settings.issuer(tenant_key)}/login")
+            case OidcSetup():
+                key = (tenant_key, login)
+                connector = self._oidc.get(key)
+                if connector is None:
+                    connector = OidcLogin(self._oidc_settings(login), self._http)
+                    self._oidc[key] = connector
+                return connector
+
+    @staticmethod
+    def _oidc_settings(login: OidcSetup) -> OidcSettings:
+        secret = login.client_secret
+        if login.client_secret_env is not None:
+            secret = os.environ.get(login.client_secret_env)
+        if not secret:
+            raise LoginFailed(UNAVAILABLE)
+        return OidcSettings(
+            issuer=login.issuer,
+            client_id=login.client_id,
+            client_secret=secret,
+            scopes=tuple(login.scopes),
+        )

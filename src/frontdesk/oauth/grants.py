@@ -1,0 +1,150 @@
+"""Issuing and redeeming grants: codes at the end of a sign-in, tokens at the token
+endpoint, and the bearer check on the MCP endpoint.
+
+Lifetimes come from the company's sign-in setup, capped by the contract: access tokens
+60 minutes, refresh tokens 30 days (each refresh issues a new one), codes 5 minutes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from frontdesk.companies.definition import SigninSetup
+from frontdesk.domain import Customer
+from frontdesk.oauth import pkce, scopes
+from frontdesk.oauth.credentials import Kind, digest, looks_like, mint
+from frontdesk.oauth.errors import InvalidGrant, InvalidRequest, InvalidScope
+from frontdesk.oauth.flow import Flow
+from frontdesk.store.grants import CodeRecord, GrantRepository, NewTokens
+
+CODE_TTL = timedelta(minutes=5)
+
+
+@dataclass(frozen=True, slots=True)
+class Bearer:
+    """Who a valid access token speaks for."""
+
+    customer: Customer
+    client_id: str
+
+
+def _required(form: Mapping[str, str], name: str) -> str:
+    value = form.get(name)
+    if not value:
+        raise InvalidRequest(f"{name} is required")
+    return value
+
+
+class Grants:
+    def __init__(self, repository: GrantRepository) -> None:
+        self._repository = repository
+
+    async def issue_code(self, flow: Flow, customer_id: int) -> str:
+        now = datetime.now(UTC)
+        code = mint(Kind.CODE)
+        record = CodeRecord(
+            client_id=flow.client_id,
+            customer_id=customer_id,
+            redirect_uri=flow.redirect_uri,
+            code_challenge=flow.code_challenge,
+            scope=flow.scope,
+            resource=flow.resource,
+            expires_at=now + CODE_TTL,
+            used_at=None,
+        )
+        await self._repository.save_code(flow.tenant_key, digest(code), record, now)
+        return code
+
+    async def redeem_code(
+        self, tenant_key: str, client_id: str, setup: SigninSetup, form: Mapping[str, str]
+    ) -> dict[str, Any]:
+        code = _required(form, "code")
+        redirect_uri = _required(form, "redirect_uri")
+        verifier = _required(form, "code_verifier")
+        now = datetime.now(UTC)
+        code_hash = digest(code)
+        record = await self._repository.find_code(tenant_key, code_hash)
+        # A code of another client is treated as unknown: nothing about it is revealed.
+        if record is None or record.client_id != client_id:
+            raise InvalidGrant("the code is unknown, spent or expired")
+        if record.used_at is not None:
+            # RFC 6749 4.1.2: a code used twice revokes what it issued.
+            await self._repository.revoke_code_grants(tenant_key, code_hash, now)
+            raise InvalidGrant("the code is unknown, spent or expired")
+        if record.expires_at <= now:
+            raise InvalidGrant("the code is unknown, spent or expired")
+        if redirect_uri != record.redirect_uri:
+            raise InvalidGrant("redirect_uri differs from the one sent to authorize")
+        if not pkce.verify(verifier, record.code_challenge):
+            raise InvalidGrant("code_verifier does not match the code_challenge")
+        tokens, response = _new_pair(setup, record.scope, now)
+        if not await self._repository.exchange_code(tenant_key, code_hash, record, tokens, now):
+            await self._repository.revoke_code_grants(tenant_key, code_hash, now)
+            raise InvalidGrant("the code is unknown, spent or expired")
+        return response
+
+    async def refresh(
+        self, tenant_key: str, client_id: str, setup: SigninSetup, form: Mapping[str, str]
+    ) -> dict[str, Any]:
+        token = _required(form, "refresh_token")
+        now = datetime.now(UTC)
+        token_hash = digest(token)
+        record = await self._repository.find_refresh(tenant_key, token_hash)
+        if record is None or record.client_id != client_id or record.family_revoked:
+            raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
+        if record.used_at is not None:
+            # RFC 9700 4.14.2: a spent refresh token came back, so one copy is in the
+            # wrong hands; end the whole family.
+            await self._repository.revoke_family(record.family_id, now)
+            raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
+        if record.expires_at <= now:
+            raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
+        requested = form.get("scope")
+        if requested and not set(requested.split()) <= set(record.scope.split()):
+            raise InvalidScope("a refresh cannot widen the granted scope")
+        tokens, response = _new_pair(setup, record.scope, now)
+        if not await self._repository.rotate_refresh(token_hash, record.family_id, tokens, now):
+            raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
+        return response
+
+    async def bearer(self, tenant_key: str, token: str) -> Bearer | None:
+        """The customer behind a live access token of this company, or None."""
+        if not looks_like(Kind.ACCESS, token):
+            return None
+        record = await self._repository.find_access(tenant_key, digest(token), datetime.now(UTC))
+        if record is None:
+            return None
+        granted = frozenset(record.scope.split())
+        customer = Customer(
+            subject=record.subject,
+            # A tool sees only what the customer agreed to share.
+            email=record.email if "email" in granted else None,
+            name=record.name if "profile" in granted else None,
+            scopes=granted,
+        )
+        return Bearer(customer=customer, client_id=record.client_id)
+
+    async def revoke(self, tenant_key: str, client_id: str, token: str) -> None:
+        await self._repository.revoke_token(tenant_key, client_id, digest(token), datetime.now(UTC))
+
+
+def _new_pair(setup: SigninSetup, scope: str, now: datetime) -> tuple[NewTokens, dict[str, Any]]:
+    access_ttl = timedelta(minutes=setup.access_token_minutes)
+    access, refresh = mint(Kind.ACCESS), mint(Kind.REFRESH)
+    tokens = NewTokens(
+        access_hash=digest(access),
+        access_expires_at=now + access_ttl,
+        refresh_hash=digest(refresh),
+        refresh_expires_at=now + timedelta(days=setup.refresh_token_days),
+    )
+    response = {
+        "access_token": access,
+        "token_type": "Bearer",
+        "expires_in": int(access_ttl.total_seconds()),
+        "refresh_token": refresh,
+        "scope": scope or " ".join(scopes.SUPPORTED),
+    }
+    return tokens, response

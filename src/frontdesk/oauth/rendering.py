@@ -1,0 +1,42 @@
+"""The one place OAuth errors become responses: a JSON body, a 303 back to the client,
+or an HTML page for the customer."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from frontdesk.oauth.authorize import redirect_with
+from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect, OAuthError, RateLimited
+from frontdesk.oauth.pages import error_page
+
+NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
+
+
+async def render_oauth_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, OAuthError)
+    if isinstance(error, AuthorizeRedirect):
+        location = redirect_with(
+            error.redirect_uri,
+            {
+                "error": error.code,
+                "error_description": error.description,
+                "state": error.state,
+                "iss": error.issuer,
+            },
+        )
+        return RedirectResponse(location, status_code=303, headers=NO_STORE)
+    headers = dict(NO_STORE)
+    if isinstance(error, RateLimited):
+        headers["retry-after"] = str(error.retry_after)
+    if error.status == 401 and request.headers.get("authorization", "").lower().startswith("basic"):
+        # RFC 6749 5.2: a client that tried HTTP Basic is told which scheme failed.
+        headers["www-authenticate"] = 'Basic realm="frontdesk"'
+    body = {"error": error.error, "error_description": error.description}
+    return JSONResponse(body, status_code=error.status, headers=headers)
+
+
+async def render_authorize_page(request: Request, error: Exception) -> Response:
+    assert isinstance(error, AuthorizePage)
+    company_name = getattr(request.state, "company_name", "Sign-in")
+    return error_page(request, error.status, error.title, error.message, company_name)

@@ -1,0 +1,57 @@
+"""Registered OAuth clients (RFC 7591), each belonging to one company."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from frontdesk.store.tables import oauth_clients
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    client_id: str
+    tenant_key: str
+    client_name: str | None
+    redirect_uris: list[str]
+    metadata: dict[str, Any]
+    created_at: datetime
+
+
+class ClientRepository:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def add(self, client: Client) -> None:
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                insert(oauth_clients).values(
+                    client_id=client.client_id,
+                    tenant_key=client.tenant_key,
+                    client_name=client.client_name,
+                    redirect_uris=client.redirect_uris,
+                    metadata=client.metadata,
+                    created_at=client.created_at,
+                )
+            )
+
+    async def get(self, tenant_key: str, client_id: str) -> Client | None:
+        """The client, only if it belongs to this company."""
+        query = select(
+            oauth_clients.c.client_id,
+            oauth_clients.c.tenant_key,
+            oauth_clients.c.client_name,
+            oauth_clients.c.redirect_uris,
+            oauth_clients.c.metadata,
+            oauth_clients.c.created_at,
+        ).where(
+            oauth_clients.c.client_id == client_id,
+            oauth_clients.c.tenant_key == tenant_key,
+        )
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        return None if row is None else Client(*row)

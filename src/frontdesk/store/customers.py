@@ -1,0 +1,60 @@
+"""Customers, recorded on their first sign-in and updated on each later one."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from frontdesk.store.tables import customers
+
+
+class CustomerRepository:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def record(
+        self, tenant_key: str, subject: str, email: str | None, name: str | None
+    ) -> int:
+        """Create or update the customer; returns its id."""
+        try:
+            return await self._record(tenant_key, subject, email, name)
+        except IntegrityError:
+            # The same customer signed in twice at once and the other insert won; this
+            # second try finds that row and updates it.
+            return await self._record(tenant_key, subject, email, name)
+
+    async def _record(
+        self, tenant_key: str, subject: str, email: str | None, name: str | None
+    ) -> int:
+        now = datetime.now(UTC)
+        async with self._engine.begin() as connection:
+            found = (
+                await connection.execute(
+                    select(customers.c.id).where(
+                        customers.c.tenant_key == tenant_key, customers.c.subject == subject
+                    )
+                )
+            ).scalar()
+            if found is not None:
+                await connection.execute(
+                    update(customers)
+                    .where(customers.c.id == found)
+                    .values(email=email, name=name, updated_at=now)
+                )
+                return int(found)
+            inserted = await connection.execute(
+                insert(customers)
+                .values(
+                    tenant_key=tenant_key,
+                    subject=subject,
+                    email=email,
+                    name=name,
+                    created_at=now,
+                    updated_at=now,
+                )
+                .returning(customers.c.id)
+            )
+            return int(inserted.scalar_one())

@@ -1,0 +1,327 @@
+"""Authorization codes, token families, access and refresh tokens.
+
+Protocol checks (PKCE, redirect URI, client, expiry) stay in the OAuth handlers; this
+module keeps the state and makes the single-use transitions atomic: a code or refresh
+token is spent by one conditional UPDATE, and the tokens it buys are written in the same
+transaction, so of many concurrent redemptions exactly one wins and none half-issues.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import and_, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from frontdesk.store.tables import (
+    access_tokens,
+    authorization_codes,
+    customers,
+    refresh_tokens,
+    token_families,
+)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """SQLite hands back naive datetimes; everything here is stored in UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeRecord:
+    client_id: str
+    customer_id: int
+    redirect_uri: str
+    code_challenge: str
+    scope: str
+    resource: str | None
+    expires_at: datetime
+    used_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewTokens:
+    """Hashes and expiry times of a pair about to be issued."""
+
+    access_hash: str
+    access_expires_at: datetime
+    refresh_hash: str
+    refresh_expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshRecord:
+    family_id: int
+    client_id: str
+    customer_id: int
+    scope: str
+    resource: str | None
+    expires_at: datetime
+    used_at: datetime | None
+    family_revoked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AccessRecord:
+    client_id: str
+    scope: str
+    resource: str | None
+    subject: str
+    email: str | None
+    name: str | None
+    expires_at: datetime
+
+
+class GrantRepository:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    # Codes -----------------------------------------------------------------------------
+
+    async def save_code(
+        self, tenant_key: str, code_hash: str, record: CodeRecord, now: datetime
+    ) -> None:
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                insert(authorization_codes).values(
+                    code_hash=code_hash,
+                    tenant_key=tenant_key,
+                    client_id=record.client_id,
+                    customer_id=record.customer_id,
+                    redirect_uri=record.redirect_uri,
+                    code_challenge=record.code_challenge,
+                    scope=record.scope,
+                    resource=record.resource,
+                    expires_at=record.expires_at,
+                    created_at=now,
+                )
+            )
+
+    async def find_code(self, tenant_key: str, code_hash: str) -> CodeRecord | None:
+        table = authorization_codes.c
+        query = select(
+            table.client_id,
+            table.customer_id,
+            table.redirect_uri,
+            table.code_challenge,
+            table.scope,
+            table.resource,
+            table.expires_at,
+            table.used_at,
+        ).where(table.code_hash == code_hash, table.tenant_key == tenant_key)
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        if row is None:
+            return None
+        return CodeRecord(*row[:6], as_utc(row.expires_at), row.used_at)
+
+    async def exchange_code(
+        self,
+        tenant_key: str,
+        code_hash: str,
+        record: CodeRecord,
+        tokens: NewTokens,
+        now: datetime,
+    ) -> bool:
+        """Spend the code and start a token family with the pair, atomically.
+
+        False when another redemption spent the code first: that is a replay, and
+        whatever the code issued is revoked.
+        """
+        async with self._engine.begin() as connection:
+            spent = await connection.execute(
+                update(authorization_codes)
+                .where(
+                    authorization_codes.c.code_hash == code_hash,
+                    authorization_codes.c.tenant_key == tenant_key,
+                    authorization_codes.c.used_at.is_(None),
+                )
+                .values(used_at=now)
+            )
+            if spent.rowcount != 1:
+                return False
+            family = await connection.execute(
+                insert(token_families)
+                .values(
+                    tenant_key=tenant_key,
+                    client_id=record.client_id,
+                    customer_id=record.customer_id,
+                    scope=record.scope,
+                    resource=record.resource,
+                    code_hash=code_hash,
+                    created_at=now,
+                )
+                .returning(token_families.c.id)
+            )
+            await _insert_pair(connection, int(family.scalar_one()), tokens, now)
+        return True
+
+    async def revoke_code_grants(self, tenant_key: str, code_hash: str, now: datetime) -> None:
+        """A spent code came back: revoke every token it issued (RFC 6749 4.1.2)."""
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                update(token_families)
+                .where(
+                    token_families.c.code_hash == code_hash,
+                    token_families.c.tenant_key == tenant_key,
+                    token_families.c.revoked_at.is_(None),
+                )
+                .values(revoked_at=now)
+            )
+
+    # Refresh tokens --------------------------------------------------------------------
+
+    async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshRecord | None:
+        family = token_families.c
+        query = (
+            select(
+                refresh_tokens.c.family_id,
+                family.client_id,
+                family.customer_id,
+                family.scope,
+                family.resource,
+                refresh_tokens.c.expires_at,
+                refresh_tokens.c.used_at,
+                family.revoked_at,
+            )
+            .join(token_families, token_families.c.id == refresh_tokens.c.family_id)
+            .where(refresh_tokens.c.token_hash == token_hash, family.tenant_key == tenant_key)
+        )
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        if row is None:
+            return None
+        return RefreshRecord(
+            *row[:5], as_utc(row.expires_at), row.used_at, row.revoked_at is not None
+        )
+
+    async def rotate_refresh(
+        self, token_hash: str, family_id: int, tokens: NewTokens, now: datetime
+    ) -> bool:
+        """Spend the refresh token and issue the next pair in its family, atomically.
+
+        False when the token was spent concurrently, or its family revoked meanwhile;
+        a spent token presented again is reuse, and the family is revoked.
+        """
+        async with self._engine.begin() as connection:
+            live_family = (
+                select(token_families.c.id)
+                .where(token_families.c.id == family_id, token_families.c.revoked_at.is_(None))
+                .scalar_subquery()
+            )
+            spent = await connection.execute(
+                update(refresh_tokens)
+                .where(
+                    refresh_tokens.c.token_hash == token_hash,
+                    refresh_tokens.c.used_at.is_(None),
+                    refresh_tokens.c.family_id == live_family,
+                )
+                .values(used_at=now)
+            )
+            if spent.rowcount != 1:
+                await _revoke_family(connection, family_id, now)
+                return False
+            await _insert_pair(connection, family_id, tokens, now)
+        return True
+
+    async def revoke_family(self, family_id: int, now: datetime) -> None:
+        async with self._engine.begin() as connection:
+            await _revoke_family(connection, family_id, now)
+
+    # Access tokens ---------------------------------------------------------------------
+
+    async def find_access(
+        self, tenant_key: str, token_hash: str, now: datetime
+    ) -> AccessRecord | None:
+        """The grant behind a live access token: unexpired, unrevoked, family unrevoked."""
+        family = token_families.c
+        query = (
+            select(
+                family.client_id,
+                family.scope,
+                family.resource,
+                customers.c.subject,
+                customers.c.email,
+                customers.c.name,
+                access_tokens.c.expires_at,
+            )
+            .select_from(
+                access_tokens.join(
+                    token_families, token_families.c.id == access_tokens.c.family_id
+                ).join(customers, customers.c.id == family.customer_id)
+            )
+            .where(
+                access_tokens.c.token_hash == token_hash,
+                family.tenant_key == tenant_key,
+                access_tokens.c.expires_at > now,
+                access_tokens.c.revoked_at.is_(None),
+                family.revoked_at.is_(None),
+            )
+        )
+        async with self._engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        if row is None:
+            return None
+        return AccessRecord(*row[:6], as_utc(row.expires_at))
+
+    # Revocation (RFC 7009) -------------------------------------------------------------
+
+    async def revoke_token(
+        self, tenant_key: str, client_id: str, token_hash: str, now: datetime
+    ) -> None:
+        """Revoke a refresh token's family, or one access token, if this client holds it."""
+        family = token_families.c
+        ours = and_(family.tenant_key == tenant_key, family.client_id == client_id)
+        async with self._engine.begin() as connection:
+            refresh_family = (
+                await connection.execute(
+                    select(refresh_tokens.c.family_id)
+                    .join(token_families, family.id == refresh_tokens.c.family_id)
+                    .where(refresh_tokens.c.token_hash == token_hash, ours)
+                )
+            ).scalar()
+            if refresh_family is not None:
+                await _revoke_family(connection, int(refresh_family), now)
+                return
+            access_family = (
+                select(family.id).where(family.id == access_tokens.c.family_id, ours).exists()
+            )
+            await connection.execute(
+                update(access_tokens)
+                .where(
+                    access_tokens.c.token_hash == token_hash,
+                    access_tokens.c.revoked_at.is_(None),
+                    access_family,
+                )
+                .values(revoked_at=now)
+            )
+
+
+async def _insert_pair(
+    connection: AsyncConnection, family_id: int, tokens: NewTokens, now: datetime
+) -> None:
+    await connection.execute(
+        insert(access_tokens).values(
+            token_hash=tokens.access_hash,
+            family_id=family_id,
+            expires_at=tokens.access_expires_at,
+            created_at=now,
+        )
+    )
+    await connection.execute(
+        insert(refresh_tokens).values(
+            token_hash=tokens.refresh_hash,
+            family_id=family_id,
+            expires_at=tokens.refresh_expires_at,
+            created_at=now,
+        )
+    )
+
+
+async def _revoke_family(connection: AsyncConnection, family_id: int, now: datetime) -> None:
+    await connection.execute(
+        update(token_families)
+        .where(token_families.c.id == family_id, token_families.c.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )

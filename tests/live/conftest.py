@@ -1,0 +1,277 @@
+"""Frontdesk as a real process on loopback: the installed ``frontdesk`` command, applied to
+the test companies, then served by uvicorn, once per database backend for the whole session."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from tests.conftest import COMPANIES_FILE, POSTGRES_ADMIN_URL, ROOT, TEST_SECRET, needs_service
+
+START_DEADLINE = 30.0
+STOP_DEADLINE = 10.0
+POLL_INTERVAL = 0.05
+OUTPUT_TAIL = 6_000
+
+
+class LiveServiceError(RuntimeError):
+    """The service could not be prepared, started or stopped."""
+
+
+@dataclass(frozen=True)
+class LiveService:
+    """A running Frontdesk process and what a test needs to reach it."""
+
+    backend: str
+    base_url: str
+    log_path: Path
+
+    def mcp_url(self, tenant_key: str) -> str:
+        return f"{self.base_url}/v1/{tenant_key}/mcp"
+
+    def output(self) -> str:
+        """The tail of everything the process printed (for failure messages)."""
+        try:
+            printed = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return printed[-OUTPUT_TAIL:]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _frontdesk_command() -> list[str]:
+    """The console script installed beside the interpreter running the tests."""
+    script = Path(sys.executable).with_name("frontdesk")
+    if not script.exists():
+        raise LiveServiceError(
+            f"{script} is missing; install the project (pip install -e '.[test]') first"
+        )
+    return [str(script)]
+
+
+def service_environment(base_url: str, database_url: str) -> dict[str, str]:
+    """The environment the service runs in: nothing from the developer's FRONTDESK_* leaks in."""
+    environment = {
+        name: value for name, value in os.environ.items() if not name.startswith("FRONTDESK_")
+    }
+    environment.update(
+        {
+            "FRONTDESK_BASE_URL": base_url,
+            "FRONTDESK_DATABASE_URL": database_url,
+            "FRONTDESK_SECRET_KEYS": TEST_SECRET,
+            "FRONTDESK_SEED_DEMO": "true",
+            # The python provider imports tests.fixtures.tools from the repository root.
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return environment
+
+
+def _stop(process: subprocess.Popen[bytes]) -> bool:
+    """SIGTERM first, as an orchestrator would; SIGKILL only when that is ignored.
+
+    True when the process ended on its own after SIGTERM. uvicorn shuts down gracefully and
+    then re-raises the signal it caught, so a clean stop exits with -SIGTERM (or 0).
+    """
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_DEADLINE)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            return False
+    return process.returncode in (0, -signal.SIGTERM)
+
+
+def _wait_until_healthy(
+    process: subprocess.Popen[bytes], service: LiveService, deadline: float
+) -> None:
+    with httpx.Client(timeout=1.0) as client:
+        while True:
+            if process.poll() is not None:
+                raise LiveServiceError(
+                    f"frontdesk serve exited with {process.returncode} before it was healthy:\n"
+                    f"{service.output()}"
+                )
+            try:
+                if client.get(f"{service.base_url}/healthz").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise LiveServiceError(
+                    f"frontdesk serve was not healthy within {START_DEADLINE:g}s:\n"
+                    f"{service.output()}"
+                )
+            time.sleep(POLL_INTERVAL)
+
+
+@dataclass
+class RunningProcess:
+    service: LiveService
+    process: subprocess.Popen[bytes]
+
+    def stop(self) -> bool:
+        return _stop(self.process)
+
+
+def start_service(backend: str, database_url: str, workdir: Path) -> RunningProcess:
+    """Apply the test companies with the CLI, then start ``frontdesk serve`` and wait for it."""
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    log_path = workdir / f"frontdesk-{backend}-{port}.log"
+    service = LiveService(backend=backend, base_url=base_url, log_path=log_path)
+    environment = service_environment(base_url, database_url)
+    command = _frontdesk_command()
+
+    applied = subprocess.run(
+        [*command, "companies", "apply", str(COMPANIES_FILE)],
+        env=environment,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if applied.returncode != 0:
+        raise LiveServiceError(
+            f"frontdesk companies apply exited with {applied.returncode}:\n"
+            f"{applied.stdout}{applied.stderr}"
+        )
+
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [*command, "serve", "--host", "127.0.0.1", "--port", str(port)],
+            env=environment,
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_until_healthy(process, service, time.monotonic() + START_DEADLINE)
+    except BaseException:
+        _stop(process)
+        raise
+    return RunningProcess(service, process)
+
+
+@contextlib.contextmanager
+def running_service(backend: str, database_url: str, workdir: Path) -> Iterator[LiveService]:
+    """A started service, stopped on exit; a crash or an unclean stop fails with its output."""
+    running = start_service(backend, database_url, workdir)
+    try:
+        yield running.service
+    finally:
+        crashed = running.process.poll()
+        clean = running.stop()
+    if crashed is not None:
+        raise LiveServiceError(
+            f"frontdesk serve ({backend}) died with {crashed} while tests used it:\n"
+            f"{running.service.output()}"
+        )
+    if not clean:
+        raise LiveServiceError(
+            f"frontdesk serve ({backend}) did not stop cleanly on SIGTERM"
+            f" (exit {running.process.returncode}):\n{running.service.output()}"
+        )
+
+
+async def _create_database(name: str) -> None:
+    admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as connection:
+            await connection.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        await admin.dispose()
+
+
+async def _drop_database(name: str) -> None:
+    admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as connection:
+            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        await admin.dispose()
+
+
+@pytest.fixture(autouse=True)
+def _anyio_backend_in_closure(anyio_backend: str) -> None:
+    """Keeps the backend parameters of async live tests.
+
+    tests/conftest.py marks coroutine tests for anyio only after collection; anyio then
+    rebuilds every such item whose fixtures lack ``anyio_backend`` with a call spec of its
+    own, dropping ``live_service``'s parameters ("no parameter defined for test").
+    """
+
+
+@pytest.fixture(scope="session")
+def live_postgres_url() -> Iterator[str]:
+    """A database of its own on the local PostgreSQL for the session's service, then dropped.
+
+    Session-scoped and synchronous, unlike ``postgres_url``: the service outlives any one test,
+    and no event loop exists at session scope.
+    """
+    needs_service("PostgreSQL", "127.0.0.1", 5432)
+    name = f"frontdesk_live_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_create_database(name))
+    try:
+        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
+        asyncio.run(_drop_database(name))
+
+
+@pytest.fixture(
+    scope="session",
+    params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
+)
+def live_service(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveService]:
+    """Frontdesk serving the demo and the test companies over loopback, once per backend."""
+    backend: str = request.param
+    workdir = tmp_path_factory.mktemp(f"live-{backend}")
+    if backend == "sqlite":
+        database_url = f"sqlite+aiosqlite:///{workdir / 'frontdesk.db'}"
+    else:
+        database_url = str(request.getfixturevalue("live_postgres_url"))
+    with running_service(backend, database_url, workdir) as service:
+        yield service
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item,
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failing live test shows what the service printed, where the failure is reported."""
+    report = yield
+    if report.failed:
+        funcargs = getattr(item, "funcargs", {})
+        for value in funcargs.values():
+            if isinstance(value, LiveService):
+                report.sections.append(
+                    (f"frontdesk serve output ({value.backend})", value.output())
+                )
+    return report
