@@ -3,7 +3,6 @@ the application built on it with the test companies applied, and an in-process c
 
 from __future__ import annotations
 
-import inspect
 import os
 import socket
 import uuid
@@ -30,13 +29,6 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 REDIS_URL = os.environ.get("FRONTDESK_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 REQUIRE_SERVICES = os.environ.get("FRONTDESK_TEST_REQUIRE_SERVICES") == "1"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every coroutine test runs on anyio's asyncio backend without a marker of its own."""
-    for item in items:
-        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
-            item.add_marker(pytest.mark.anyio)
 
 
 @pytest.fixture

@@ -217,16 +217,6 @@ async def _drop_database(name: str) -> None:
         await admin.dispose()
 
 
-@pytest.fixture(autouse=True)
-def _anyio_backend_in_closure(anyio_backend: str) -> None:
-    """Keeps the backend parameters of async live tests.
-
-    tests/conftest.py marks coroutine tests for anyio only after collection; anyio then
-    rebuilds every such item whose fixtures lack ``anyio_backend`` with a call spec of its
-    own, dropping ``live_service``'s parameters ("no parameter defined for test").
-    """
-
-
 @pytest.fixture(scope="session")
 def live_postgres_url() -> Iterator[str]:
     """A database of its own on the local PostgreSQL for the session's service, then dropped.

@@ -93,14 +93,6 @@ async def test_demo_tools_are_listed_and_answer(live_service: LiveService) -> No
     assert [product["sku"] for product in dark.structured_content["products"]] == ["SUM-MAND"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "src/frontdesk/demo/companies.yaml writes order_id's description in a YAML flow"
-        ' mapping, where the comma in `An order number, or "latest".` splits it into a'
-        " description and a stray key"
-    ),
-)
 async def test_demo_order_status_schema_describes_its_argument_whole(
     live_service: LiveService,
 ) -> None:
