@@ -197,4 +197,4 @@ def test_settings_cannot_change_after_start_up() -> None:
     """Settings are frozen: no code path can loosen them while serving."""
     settings = Settings()
     with pytest.raises(ValidationError):
-        settings.env = Environment.PRODUCTION  # type: ignore[misc]
+        settings.env = Environment.PRODUCTION

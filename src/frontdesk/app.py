@@ -91,6 +91,7 @@ class Services:
             )
 
     async def stop(self) -> None:
+        await self.limiter.close()
         await self.http.aclose()
         await self.database.close()
 

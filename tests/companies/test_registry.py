@@ -103,16 +103,27 @@ async def test_an_instance_serves_its_own_regions_companies_only(
     assert company.name == "Yankee Inc"
 
 
-@pytest.mark.parametrize(
-    "tenant_key",
-    ["", "ACME", "ac_me", "-acme", "acme-", "a.b", "../etc", "acme mcp", "a" * 64, "é"],
-)
+NOT_TENANT_KEYS = [
+    "",
+    "ACME",
+    "ac_me",
+    "-acme",
+    "acme-",
+    "a.b",
+    "../etc",
+    "acme mcp",
+    "a" * 64,
+    "é",
+]
+
+
 async def test_a_string_that_is_no_tenant_key_is_refused_without_a_query(
-    repository: CountingRepository, make_settings: Callable[..., Settings], tenant_key: str
+    repository: CountingRepository, make_settings: Callable[..., Settings]
 ) -> None:
     """A value that cannot be a tenant key reads as None and never reaches the database."""
     registry = registry_for(repository, make_settings)
-    assert await registry.active(tenant_key) is None
+    for tenant_key in NOT_TENANT_KEYS:
+        assert await registry.active(tenant_key) is None, tenant_key
     assert repository.lookups == []
 
 

@@ -1,0 +1,135 @@
+"""The ``http`` provider: a tool answered by the company's own backend.
+
+Each call is a signed POST (see ``tools.signature``) of::
+
+    {"tenant": "acme", "tool": "order_status", "arguments": {...},
+     "customer": {"subject": ..., "email": ..., "name": ..., "scopes": [...]} | null,
+     "request_id": "8e6fb5f808517c57"}
+
+and the backend answers 200 with an MCP tool result: ``content`` (content blocks),
+``structuredContent`` and ``isError``, or the shorthand ``{"text": "..."}``. Any other
+answer (a non-2xx status, a body over ``MAX_RESPONSE_BYTES``, JSON of another shape, a
+refused address) becomes an ``isError`` result with a plain message; the detail is logged
+with the request id. One shared httpx client keeps connections alive across calls.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import orjson
+import structlog
+
+from frontdesk.tools import signature
+from frontdesk.tools.addresses import AddressPolicy, AddressRefused
+from frontdesk.tools.provider import ToolCall, ToolError, ToolResult
+
+log = structlog.get_logger(__name__)
+
+MAX_RESPONSE_BYTES = 1024 * 1024
+CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+
+
+class HttpToolProvider:
+    def __init__(
+        self, url: str, secret: str, http: httpx.AsyncClient, addresses: AddressPolicy
+    ) -> None:
+        self._url = url
+        self._secret = secret
+        self._http = http
+        self._addresses = addresses
+        parts = urlsplit(url)
+        self._host = parts.hostname or ""
+        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+
+    async def call(self, call: ToolCall) -> ToolResult:
+        customer = call.customer
+        body = orjson.dumps(
+            {
+                "tenant": call.tenant_key,
+                "tool": call.tool,
+                "arguments": call.arguments,
+                "customer": None
+                if customer is None
+                else {
+                    "subject": customer.subject,
+                    "email": customer.email,
+                    "name": customer.name,
+                    "scopes": sorted(customer.scopes),
+                },
+                "request_id": call.request_id,
+            }
+        )
+        try:
+            await self._addresses.check(self._host, self._port)
+        except AddressRefused as refusal:
+            log.error("tool_backend_refused", tool=call.tool, reason=str(refusal))
+            raise ToolError(f"{call.tool} is unavailable right now.") from None
+        headers = signature.headers(self._secret, int(time.time()), body, call.request_id)
+        try:
+            async with self._http.stream("POST", self._url, content=body, headers=headers) as reply:
+                raw = await _read_bounded(reply)
+                status = reply.status_code
+        except httpx.HTTPError as error:
+            log.warning("tool_backend_unreachable", tool=call.tool, error=type(error).__name__)
+            raise ToolError(f"{call.tool} could not reach its service; try again later.") from None
+        if raw is None:
+            log.warning("tool_backend_oversized", tool=call.tool, limit=MAX_RESPONSE_BYTES)
+            raise ToolError(f"{call.tool} answered with more than Frontdesk accepts.")
+        if not 200 <= status < 300:
+            log.warning("tool_backend_failed", tool=call.tool, status=status)
+            raise ToolError(f"{call.tool} failed (its service answered HTTP {status}).")
+        try:
+            return parse_result(orjson.loads(raw))
+        except (orjson.JSONDecodeError, ValueError) as error:
+            log.warning("tool_backend_malformed", tool=call.tool, error=str(error))
+            raise ToolError(f"{call.tool} answered in a form Frontdesk cannot read.") from None
+
+
+async def _read_bounded(reply: httpx.Response) -> bytes | None:
+    declared = reply.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in reply.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parse_result(document: Any) -> ToolResult:
+    """A backend's answer as a ToolResult; ValueError names what is wrong with it."""
+    if not isinstance(document, dict):
+        raise ValueError("the answer is not a JSON object")
+    is_error = document.get("isError", False)
+    if not isinstance(is_error, bool):
+        raise ValueError("isError must be a boolean")
+    structured = document.get("structuredContent")
+    if structured is not None and not isinstance(structured, dict):
+        raise ValueError("structuredContent must be an object")
+    if "text" in document and "content" not in document:
+        text = document["text"]
+        if not isinstance(text, str):
+            raise ValueError("text must be a string")
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    else:
+        content = document.get("content", [])
+        if not isinstance(content, list) or not all(_is_block(block) for block in content):
+            raise ValueError("content must be a list of MCP content blocks")
+    if not content and structured is not None:
+        content = [{"type": "text", "text": orjson.dumps(structured).decode()}]
+    return ToolResult(content=content, structured=structured, is_error=is_error)
+
+
+def _is_block(block: Any) -> bool:
+    if not isinstance(block, dict) or block.get("type") not in CONTENT_TYPES:
+        return False
+    if block["type"] == "text":
+        return isinstance(block.get("text"), str)
+    return True

@@ -1,0 +1,379 @@
+"""The edge every request crosses: Host check, CORS, request id, metrics and access log."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+import structlog
+from hypothesis import given
+from hypothesis import strategies as st
+
+from frontdesk import edge
+from frontdesk.app import create_app
+from frontdesk.config import Settings
+from frontdesk.edge import route_label
+
+# Explicit, so that anyio keeps each test's parametrization.
+pytestmark = pytest.mark.anyio
+
+PUBLIC_BASE_URL = "https://eu.frontdesk.example"
+GENERATED_ID = re.compile(r"^[0-9a-f]{16}$")
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "edge-test", "version": "1"},
+    },
+}
+ROUTE_LABELS = {
+    "mcp",
+    "discovery",
+    "other",
+    "/",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    *(f"oauth/{route}" for route in edge._OAUTH_ROUTES),
+}
+
+
+@asynccontextmanager
+async def serving(settings: Settings, *, start: bool = False) -> AsyncIterator[httpx.AsyncClient]:
+    """An app on these settings; unstarted by default, as the edge needs no database."""
+    app = create_app(settings)
+    if start:
+        await app.services.start()
+    try:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=settings.base_url) as client:
+            yield client
+    finally:
+        await app.services.stop()
+
+
+def listed(value: str) -> set[str]:
+    """A comma-separated header value, as a set of lower-case items."""
+    return {item.strip().lower() for item in value.split(",")}
+
+
+# Host (DNS-rebinding protection)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/v1/acme/mcp"),
+        ("GET", "/healthz"),
+        ("GET", "/"),
+        ("GET", "/.well-known/oauth-protected-resource/v1/acme/mcp"),
+        ("GET", "/no/such/path"),
+    ],
+)
+async def test_a_foreign_host_is_misdirected(
+    client: httpx.AsyncClient, method: str, path: str
+) -> None:
+    """A Host that is not the base URL's gets 421, on the MCP path and everywhere else."""
+    response = await client.request(
+        method, path, json=INITIALIZE, headers={"Host": "attacker.example"}
+    )
+    assert response.status_code == 421
+    assert response.json()["error"] == "misdirected_request"
+    assert "mcp-session-id" not in response.headers
+
+
+async def test_the_base_urls_own_host_is_served(client: httpx.AsyncClient) -> None:
+    """The MCP endpoint answers when the Host is the base URL's host and port."""
+    response = await client.post(
+        "/v1/acme/mcp", json=INITIALIZE, headers={"Host": "127.0.0.1:8000"}
+    )
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "host", ["localhost:8000", "LOCALHOST", "127.0.0.1", "[::1]:8000", "[::1]"]
+)
+async def test_a_loopback_base_url_accepts_every_loopback_name(
+    client: httpx.AsyncClient, host: str
+) -> None:
+    """On a loopback base URL, localhost, 127.0.0.1 and [::1] are the same server."""
+    response = await client.post("/v1/acme/mcp", json=INITIALIZE, headers={"Host": host})
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1:8000", "[::1]", "frontdesk.example"])
+async def test_a_public_base_url_refuses_loopback_and_lookalike_hosts(
+    make_settings: Callable[..., Settings], host: str
+) -> None:
+    """Behind a public name, loopback aliases are refused like any other foreign host."""
+    async with serving(make_settings(base_url=PUBLIC_BASE_URL)) as client:
+        assert (await client.get("/healthz", headers={"Host": host})).status_code == 421
+        assert (await client.get("/healthz")).status_code == 200
+
+
+async def test_allowed_hosts_from_the_environment_are_served_too(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FRONTDESK_ALLOWED_HOSTS adds names to the base URL's host, and only those."""
+    monkeypatch.setenv("FRONTDESK_ALLOWED_HOSTS", "api.example.com, Internal.Example")
+    async with serving(make_settings(base_url=PUBLIC_BASE_URL)) as client:
+        for host in ("eu.frontdesk.example", "api.example.com:443", "internal.example"):
+            assert (await client.get("/healthz", headers={"Host": host})).status_code == 200
+        assert (await client.get("/healthz", headers={"Host": "other.example"})).status_code == 421
+
+
+async def test_an_ipv6_base_url_is_served_under_its_bracketed_host(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A base URL on an IPv6 literal accepts the bracketed Host clients send."""
+    async with serving(make_settings(base_url="https://[2001:db8::1]:8443")) as client:
+        response = await client.get("/healthz", headers={"Host": "[2001:db8::1]:8443"})
+    assert response.status_code == 200
+
+
+# CORS
+
+
+async def test_an_origin_gets_cors_headers_exposing_auth_and_session(
+    client: httpx.AsyncClient,
+) -> None:
+    """A browser client may read WWW-Authenticate and Mcp-Session-Id from MCP responses."""
+    response = await client.post(
+        "/v1/acme/mcp", json=INITIALIZE, headers={"Origin": "https://inspector.example"}
+    )
+    assert response.status_code == 200
+    assert response.headers["access-control-allow-origin"] == "*"
+    exposed = listed(response.headers["access-control-expose-headers"])
+    assert {"www-authenticate", "mcp-session-id"} <= exposed
+    assert "mcp-session-id" in response.headers
+
+
+async def test_a_request_without_origin_gets_no_cors_headers(client: httpx.AsyncClient) -> None:
+    """CORS headers answer browsers; other clients are not sent them."""
+    response = await client.get("/healthz")
+    assert "access-control-allow-origin" not in response.headers
+
+
+async def test_a_preflight_is_answered_with_204(client: httpx.AsyncClient) -> None:
+    """OPTIONS from a browser answers 204 allowing the MCP methods and the asked headers."""
+    response = await client.options(
+        "/v1/acme/mcp",
+        headers={
+            "Origin": "https://inspector.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, mcp-session-id",
+        },
+    )
+    assert response.status_code == 204
+    assert response.content == b""
+    assert response.headers["access-control-allow-origin"] == "*"
+    assert {"post", "delete", "get"} <= listed(response.headers["access-control-allow-methods"])
+    assert listed(response.headers["access-control-allow-headers"]) == {
+        "authorization",
+        "content-type",
+        "mcp-session-id",
+    }
+
+
+async def test_a_preflight_without_asked_headers_allows_the_mcp_ones(
+    client: httpx.AsyncClient,
+) -> None:
+    """With no headers asked for, the preflight allows every header an MCP client sends."""
+    response = await client.options(
+        "/v1/acme/mcp",
+        headers={"Origin": "https://inspector.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert response.status_code == 204
+    allowed = listed(response.headers["access-control-allow-headers"])
+    assert {"authorization", "content-type", "mcp-session-id", "mcp-protocol-version"} <= allowed
+
+
+async def test_restricted_origins_are_echoed_and_vary(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A listed origin is echoed back (not *), with Vary: Origin for caches."""
+    settings = make_settings(cors_origins=["https://app.example"])
+    async with serving(settings) as client:
+        response = await client.get("/healthz", headers={"Origin": "https://app.example"})
+        preflight = await client.options(
+            "/v1/acme/mcp",
+            headers={"Origin": "https://app.example", "Access-Control-Request-Method": "POST"},
+        )
+    assert response.headers["access-control-allow-origin"] == "https://app.example"
+    assert "origin" in listed(response.headers["vary"])
+    assert preflight.status_code == 204
+
+
+async def test_an_unlisted_origin_gets_no_cors_and_a_refused_preflight(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """With cors_origins restricted, other origins get no CORS headers and preflight 403."""
+    settings = make_settings(cors_origins=["https://app.example"])
+    async with serving(settings) as client:
+        response = await client.get("/healthz", headers={"Origin": "https://evil.example"})
+        preflight = await client.options(
+            "/v1/acme/mcp",
+            headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+        )
+    assert response.status_code == 200
+    assert not any(name.startswith("access-control-") for name in response.headers)
+    assert preflight.status_code == 403
+    assert not any(name.startswith("access-control-") for name in preflight.headers)
+
+
+# Request id
+
+
+async def test_a_request_id_is_generated_when_none_is_sent(client: httpx.AsyncClient) -> None:
+    """Each response carries a fresh X-Request-Id when the caller sent none."""
+    first = (await client.get("/healthz")).headers["x-request-id"]
+    second = (await client.get("/healthz")).headers["x-request-id"]
+    assert GENERATED_ID.match(first)
+    assert GENERATED_ID.match(second)
+    assert first != second
+
+
+@pytest.mark.parametrize("request_id", ["abc", "req-42.eu:7", "A" * 128])
+async def test_a_safe_request_id_is_echoed(client: httpx.AsyncClient, request_id: str) -> None:
+    """A short, plain X-Request-Id from a proxy is kept, so logs join up across hops."""
+    response = await client.get("/healthz", headers={"X-Request-Id": request_id})
+    assert response.headers["x-request-id"] == request_id
+
+
+@pytest.mark.parametrize(
+    "request_id",
+    ["has spaces", "x" * 500, "A" * 129, "abc\n", "a;b", "<script>", "id\tx", "ünïcode"],
+)
+async def test_an_unsafe_request_id_is_replaced(client: httpx.AsyncClient, request_id: str) -> None:
+    """An X-Request-Id that is long or has unsafe characters is replaced, never echoed."""
+    response = await client.get("/healthz", headers=[(b"X-Request-Id", request_id.encode())])
+    assert GENERATED_ID.match(response.headers["x-request-id"])
+
+
+async def test_a_refused_host_still_gets_a_request_id(client: httpx.AsyncClient) -> None:
+    """A 421 carries X-Request-Id too, so even refusals can be traced."""
+    response = await client.get(
+        "/healthz", headers={"Host": "attacker.example", "X-Request-Id": "trace-1"}
+    )
+    assert response.status_code == 421
+    assert response.headers["x-request-id"] == "trace-1"
+
+
+# Metrics
+
+
+@pytest.mark.parametrize(
+    ("path", "label"),
+    [
+        ("/v1/acme/mcp", "mcp"),
+        ("/v1/some-secret-tenant/mcp", "mcp"),
+        ("/v1/acme/oauth/token", "oauth/token"),
+        ("/v1/acme/oauth/authorize", "oauth/authorize"),
+        ("/v1/acme/oauth/register", "oauth/register"),
+        ("/v1/acme/oauth/acme", "other"),
+        ("/v1/acme/oauth/token/extra", "other"),
+        ("/v1/acme/mcp/acme", "other"),
+        ("/v1/acme", "other"),
+        ("/.well-known/oauth-protected-resource/v1/acme/mcp", "discovery"),
+        ("/.well-known/oauth-authorization-server/v1/acme/oauth", "discovery"),
+        ("/v1/acme/oauth/.well-known/openid-configuration", "other"),
+        ("/healthz", "/healthz"),
+        ("/readyz", "/readyz"),
+        ("/metrics", "/metrics"),
+        ("/", "/"),
+        ("/acme", "other"),
+        ("/wp-admin/setup.php", "other"),
+    ],
+)
+def test_route_labels_name_the_route_not_the_path(path: str, label: str) -> None:
+    """Metrics are labelled by route shape, never by tenant key or raw path."""
+    assert route_label(path) == label
+
+
+@given(st.text())
+def test_every_path_maps_to_one_of_a_few_labels(suffix: str) -> None:
+    """Whatever the path, the label comes from a small fixed set (bounded cardinality)."""
+    for path in (f"/{suffix}", f"/v1/{suffix}", f"/v1/{suffix}/mcp", f"/v1/x/oauth/{suffix}"):
+        assert route_label(path) in ROUTE_LABELS
+
+
+async def test_metrics_count_requests_by_route_and_status(client: httpx.AsyncClient) -> None:
+    """/metrics exposes frontdesk_http_requests_total once a request was answered."""
+    await client.get("/healthz")
+    await client.get("/healthz", headers={"Host": "attacker.example"})
+    response = await client.get("/metrics")
+    assert response.status_code == 200
+    assert 'frontdesk_http_requests_total{method="GET",route="/healthz",status="200"} 1.0' in (
+        response.text
+    )
+    assert 'route="/healthz",status="421"} 1.0' in response.text
+    assert "frontdesk_http_request_duration_seconds_bucket" in response.text
+
+
+async def test_metrics_never_carry_a_tenant_key_or_a_path(client: httpx.AsyncClient) -> None:
+    """MCP calls for any tenant, and probes of odd paths, leave no key or path in /metrics."""
+    await client.post("/v1/acme/mcp", json=INITIALIZE)
+    await client.post("/v1/secret-tenant-42/mcp", json=INITIALIZE)
+    await client.get("/probe-for-admin-panel")
+    text = (await client.get("/metrics")).text
+    assert 'route="mcp",status="200"' in text
+    assert 'route="mcp",status="404"' in text
+    for leaked in ("acme", "secret-tenant-42", "probe-for-admin-panel"):
+        assert leaked not in text
+
+
+# Access log
+
+
+@pytest.fixture
+def fresh_access_logger(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A logger of the test's own: one cached by an earlier test keeps an old stream."""
+    monkeypatch.setattr(edge, "log", structlog.get_logger("frontdesk.access"))
+
+
+def access_lines(stderr: str) -> list[dict[str, Any]]:
+    entries = [orjson.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    return [entry for entry in entries if entry.get("event") == "request"]
+
+
+@pytest.mark.usefixtures("fresh_access_logger")
+async def test_the_access_log_never_holds_the_query_string(
+    make_settings: Callable[..., Settings], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A logged request has its path only: codes and state in the query never reach logs."""
+    async with serving(make_settings(access_log=True), start=True) as client:
+        response = await client.get(
+            "/v1/acme/oauth/callback?code=SECRET-CODE&state=opaque-state",
+            headers={"X-Request-Id": "trace-7"},
+        )
+    [line] = access_lines(capsys.readouterr().err)
+    assert "SECRET-CODE" not in orjson.dumps(line).decode()
+    assert "opaque-state" not in orjson.dumps(line).decode()
+    assert line["path"] == "/v1/acme/oauth/callback"
+    assert line["status"] == response.status_code
+    assert line["method"] == "GET"
+    assert line["request_id"] == "trace-7"
+
+
+@pytest.mark.usefixtures("fresh_access_logger")
+async def test_the_access_log_can_be_turned_off(
+    make_settings: Callable[..., Settings], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With access_log off, answering a request writes no access line."""
+    async with serving(make_settings(access_log=False)) as client:
+        await client.get("/healthz")
+    assert access_lines(capsys.readouterr().err) == []
+
+
+async def test_the_request_id_is_unbound_after_the_request(client: httpx.AsyncClient) -> None:
+    """One request's id does not leak into logs written after it."""
+    await client.get("/healthz", headers={"X-Request-Id": "trace-9"})
+    assert "request_id" not in structlog.contextvars.get_contextvars()
