@@ -36,6 +36,8 @@ from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.customers import CustomerRepository
 from frontdesk.store.database import Database
 from frontdesk.store.grants import GrantRepository
+from frontdesk.tools.addresses import AddressPolicy
+from frontdesk.tools.factory import ProviderFactory
 
 log = structlog.get_logger(__name__)
 
@@ -54,8 +56,10 @@ class Services:
     clients: ClientRepository
     customers: CustomerRepository
     grants: Grants
-    # Outbound calls: the companies' identity providers.
+    # Outbound calls: the companies' identity providers, and their tool backends (one
+    # pool, so busy tools reuse connections; each call is bounded by its tool's timeout).
     http: httpx.AsyncClient
+    backends: httpx.AsyncClient
     logins: LoginConnectors
 
     @classmethod
@@ -63,11 +67,17 @@ class Services:
         database = Database(settings.database_url)
         companies = CompanyRepository(database.engine)
         http = httpx.AsyncClient(timeout=10.0, follow_redirects=False)
+        backends = httpx.AsyncClient(
+            timeout=httpx.Timeout(None, connect=10.0),
+            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+            follow_redirects=False,
+        )
+        providers = ProviderFactory(backends, AddressPolicy(settings.backend_allowed_networks))
         return cls(
             settings=settings,
             database=database,
             companies=companies,
-            registry=CompanyRegistry(companies, settings),
+            registry=CompanyRegistry(companies, settings, providers),
             sessions=SessionSigner(settings.secret_keys, settings.session_ttl_seconds),
             limiter=RateLimiter(settings.redis_url),
             metrics=Metrics(),
@@ -75,6 +85,7 @@ class Services:
             customers=CustomerRepository(database.engine),
             grants=Grants(GrantRepository(database.engine)),
             http=http,
+            backends=backends,
             logins=LoginConnectors(settings, http),
         )
 
@@ -93,6 +104,7 @@ class Services:
     async def stop(self) -> None:
         await self.limiter.close()
         await self.http.aclose()
+        await self.backends.aclose()
         await self.database.close()
 
 

@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     registration_rate_limit: str = "20/minute"
     # Clients whose X-Forwarded-For we believe (the load balancers in front of us).
     trusted_proxies: CommaList = Field(default_factory=list)
+    # Networks a company's backend may resolve to besides public addresses (SSRF guard),
+    # e.g. "10.0.0.0/8" for backends inside the operator's own network.
+    backend_allowed_networks: CommaList = Field(default_factory=list)
     # Hosts accepted in addition to the base URL's own (DNS-rebinding protection).
     allowed_hosts: CommaList = Field(default_factory=list)
     cors_origins: CommaList = Field(default_factory=lambda: ["*"])
@@ -78,7 +81,12 @@ class Settings(BaseSettings):
     access_log: bool = True
 
     _split = field_validator(
-        "secret_keys", "trusted_proxies", "allowed_hosts", "cors_origins", mode="before"
+        "secret_keys",
+        "trusted_proxies",
+        "allowed_hosts",
+        "cors_origins",
+        "backend_allowed_networks",
+        mode="before",
     )(_split_list)
 
     @field_validator("base_url")
@@ -91,7 +99,7 @@ class Settings(BaseSettings):
             raise ValueError("must not carry a query or a fragment")
         return value.rstrip("/")
 
-    @field_validator("trusted_proxies")
+    @field_validator("trusted_proxies", "backend_allowed_networks")
     @classmethod
     def _proxies_are_addresses(cls, value: list[str]) -> list[str]:
         for item in value:

@@ -123,11 +123,11 @@ CASES: dict[str, tuple[Callable[[Document], object], str]] = {
     ),
     "resource with text and blob": (
         lambda d: acme(d)["resources"][0].update(blob_base64="AA=="),
-        "companies[0].resources[0]: give exactly one of text or blob_base64",
+        "companies[0].resources[0]: give exactly one of text, blob_base64 or provider",
     ),
     "resource with neither text nor blob": (
         lambda d: acme(d)["resources"][0].pop("text"),
-        "companies[0].resources[0]: give exactly one of text or blob_base64",
+        "companies[0].resources[0]: give exactly one of text, blob_base64 or provider",
     ),
     "prompt using an undeclared argument": (
         lambda d: acme(d)["prompts"][0]["messages"][0].update(text="Hello {who}, from {whom}."),

@@ -6,8 +6,10 @@ resolved once, so a request does no more than look things up.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from jsonschema import Draft202012Validator
@@ -20,19 +22,29 @@ from frontdesk.companies.definition import (
     PromptDefinition,
     PythonProvider,
     ResourceDefinition,
+    ResourceTemplateDefinition,
     ToolDefinition,
 )
+from frontdesk.content import PromptBuilder, ResourceReader, prompt_builder, resource_reader
 from frontdesk.oauth.scopes import SUPPORTED as SUPPORTED_SCOPES
+from frontdesk.tools.factory import ProviderFactory
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
-from frontdesk.tools.python import PythonToolProvider
 
 log = structlog.get_logger(__name__)
 
+T = TypeVar("T")
 
-def _provider_for(reference: PythonProvider) -> ToolProvider:
-    match reference:
-        case PythonProvider(target=target):
-            return PythonToolProvider(target)
+
+def _load(tenant_key: str, what: str, name: str, build: Callable[[], T]) -> T | None:
+    """The provider, or None (logged) when it cannot be loaded: the item stays listed, as
+    the company meant to offer it, and using it says it is unavailable."""
+    try:
+        return build()
+    except ToolUnavailableError as error:
+        log.error(
+            "provider_unavailable", tenant=tenant_key, item=f"{what} {name}", reason=str(error)
+        )
+        return None
 
 
 def _drop_none(document: dict[str, Any]) -> dict[str, Any]:
@@ -76,15 +88,57 @@ class ServedTool:
         )
 
 
-def _serve_tool(tenant_key: str, tool: ToolDefinition) -> ServedTool:
-    provider: ToolProvider | None
-    try:
-        provider = _provider_for(tool.provider)
-    except ToolUnavailableError as error:
-        log.error("tool_provider_unavailable", tenant=tenant_key, tool=tool.name, reason=str(error))
-        provider = None
+def _serve_tool(tenant_key: str, tool: ToolDefinition, providers: ProviderFactory) -> ServedTool:
+    provider = _load(tenant_key, "tool", tool.name, lambda: providers.tool_provider(tool.provider))
     output = Draft202012Validator(tool.output_schema) if tool.output_schema else None
     return ServedTool(tool, Draft202012Validator(tool.input_schema), output, provider)
+
+
+@dataclass(frozen=True, slots=True)
+class ServedResource:
+    definition: ResourceDefinition
+    reader: ResourceReader | None
+
+
+@dataclass(frozen=True, slots=True)
+class ServedTemplate:
+    definition: ResourceTemplateDefinition
+    pattern: re.Pattern[str]
+    reader: ResourceReader | None
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        found = self.pattern.fullmatch(uri)
+        return None if found is None else found.groupdict()
+
+
+@dataclass(frozen=True, slots=True)
+class ServedPrompt:
+    definition: PromptDefinition
+    builder: PromptBuilder | None
+
+
+_EXPRESSION = re.compile(r"\{([+#]?)([A-Za-z0-9_]+)\}")
+
+
+def template_pattern(uri_template: str) -> re.Pattern[str]:
+    """RFC 6570 level 1 and 2 (``{var}``, ``{+var}``) as a regex with a group per variable."""
+    parts: list[str] = []
+    position = 0
+    for expression in _EXPRESSION.finditer(uri_template):
+        parts.append(re.escape(uri_template[position : expression.start()]))
+        reserved = expression[1] != ""
+        parts.append(f"(?P<{expression[2]}>{'.+' if reserved else '[^/?#]+'})")
+        position = expression.end()
+    parts.append(re.escape(uri_template[position:]))
+    return re.compile("".join(parts))
+
+
+def _reader(
+    tenant_key: str, what: str, name: str, provider: PythonProvider | None
+) -> ResourceReader | None:
+    if provider is None:
+        return None
+    return _load(tenant_key, what, name, lambda: resource_reader(provider.target))
 
 
 # SPEC 5.5: with sign-in, every tool can be called both ways: a guest gets the public
@@ -136,22 +190,51 @@ def _prompt_listing(prompt: PromptDefinition) -> dict[str, Any]:
     )
 
 
+def _builder_loader(provider: PythonProvider) -> Callable[[], PromptBuilder]:
+    return lambda: prompt_builder(provider.target)
+
+
 class ServedCompany:
     """One company's MCP surface, as this instance serves it."""
 
-    def __init__(self, definition: CompanyDefinition, default_rate_limit: str) -> None:
+    def __init__(
+        self,
+        definition: CompanyDefinition,
+        default_rate_limit: str,
+        providers: ProviderFactory | None = None,
+    ) -> None:
+        providers = providers or ProviderFactory()
+        key = definition.tenant_key
         self.definition = definition
-        self.tenant_key = definition.tenant_key
+        self.tenant_key = key
         self.name = definition.name
         self.rate_limit: RateLimitItem = parse_rate_limit(
             definition.rate_limit or default_rate_limit
         )
-        self.tools = {tool.name: _serve_tool(self.tenant_key, tool) for tool in definition.tools}
-        self.resources = {resource.uri: resource for resource in definition.resources}
-        self.resource_templates = {
-            template.uri_template: template for template in definition.resource_templates
+        self.tools = {tool.name: _serve_tool(key, tool, providers) for tool in definition.tools}
+        self.resources = {
+            resource.uri: ServedResource(
+                resource, _reader(key, "resource", resource.uri, resource.provider)
+            )
+            for resource in definition.resources
         }
-        self.prompts = {prompt.name: prompt for prompt in definition.prompts}
+        self.resource_templates = {
+            template.uri_template: ServedTemplate(
+                template,
+                template_pattern(template.uri_template),
+                _reader(key, "resource template", template.uri_template, template.provider),
+            )
+            for template in definition.resource_templates
+        }
+        self.prompts = {
+            prompt.name: ServedPrompt(
+                prompt,
+                None
+                if prompt.provider is None
+                else _load(key, "prompt", prompt.name, _builder_loader(prompt.provider)),
+            )
+            for prompt in definition.prompts
+        }
 
         self.has_signin = definition.signin is not None
         self.tools_listing = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -24,7 +25,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from frontdesk.config import Region
+from frontdesk.config import LOOPBACK_HOSTS, Region
 
 TENANT_KEY_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
 # MCP 2025-11-25: tool names are 1-128 characters of letters, digits, '_', '-' and '.'.
@@ -50,7 +51,35 @@ class PythonProvider(Model):
     target: Annotated[str, Field(pattern=PYTHON_TARGET_PATTERN)]
 
 
-ProviderRef = Annotated[PythonProvider, Field(discriminator="type")]
+class HttpProvider(Model):
+    """The company's own backend: each call is a signed POST (see frontdesk.tools.http)."""
+
+    type: Literal["http"]
+    url: str = Field(max_length=2048)
+    # The HMAC key shared with the backend; best kept out of the file (secret_env).
+    secret: str | None = Field(default=None, min_length=16)
+    secret_env: str | None = Field(default=None, pattern=r"^[A-Z_][A-Z0-9_]*$")
+
+    @field_validator("url")
+    @classmethod
+    def _https_or_loopback(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("https", "http") or not parts.hostname:
+            raise ValueError("must be an absolute https URL")
+        if parts.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
+            raise ValueError("must be https (plain http only to a loopback address, for tests)")
+        if parts.username or parts.password or parts.fragment:
+            raise ValueError("must not carry credentials or a fragment")
+        return value
+
+    @model_validator(mode="after")
+    def _one_secret(self) -> HttpProvider:
+        if (self.secret is None) == (self.secret_env is None):
+            raise ValueError("give exactly one of secret or secret_env")
+        return self
+
+
+ProviderRef = Annotated[PythonProvider | HttpProvider, Field(discriminator="type")]
 
 
 def _check_json_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -91,15 +120,18 @@ class ToolDefinition(Model):
 
 
 class ResourceDefinition(Model):
-    """A fixed document the company publishes, read with ``resources/read``."""
+    """A document the company publishes, read with ``resources/read``: fixed text or bytes,
+    or read on demand from a python provider."""
 
     uri: str = Field(min_length=1, max_length=2048)
     name: str = Field(min_length=1)
     title: str | None = None
     description: str | None = None
     mime_type: str = "text/plain"
+    access: Access = Access.PUBLIC
     text: str | None = None
     blob_base64: str | None = None
+    provider: PythonProvider | None = None
 
     @field_validator("uri")
     @classmethod
@@ -110,8 +142,9 @@ class ResourceDefinition(Model):
 
     @model_validator(mode="after")
     def _one_body(self) -> ResourceDefinition:
-        if (self.text is None) == (self.blob_base64 is None):
-            raise ValueError("give exactly one of text or blob_base64")
+        given = [self.text is not None, self.blob_base64 is not None, self.provider is not None]
+        if sum(given) != 1:
+            raise ValueError("give exactly one of text, blob_base64 or provider")
         return self
 
 
@@ -123,8 +156,11 @@ class ResourceTemplateDefinition(Model):
     title: str | None = None
     description: str | None = None
     mime_type: str | None = None
+    access: Access = Access.PUBLIC
     # Suggestions for each template variable, answered by ``completion/complete``.
     completions: dict[str, list[str]] = Field(default_factory=dict)
+    # Reads a URI that matches the template; without one the template is for discovery.
+    provider: PythonProvider | None = None
 
     @model_validator(mode="after")
     def _completions_name_variables(self) -> ResourceTemplateDefinition:
@@ -152,8 +188,17 @@ class PromptDefinition(Model):
     name: str = Field(min_length=1, max_length=128)
     title: str | None = None
     description: str | None = None
+    access: Access = Access.PUBLIC
     arguments: list[PromptArgument] = Field(default_factory=list)
-    messages: list[PromptMessage] = Field(min_length=1)
+    # Fixed messages with ``{argument}`` placeholders, or a python provider that builds them.
+    messages: list[PromptMessage] = Field(default_factory=list)
+    provider: PythonProvider | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> PromptDefinition:
+        if bool(self.messages) == (self.provider is not None):
+            raise ValueError("give either messages or a provider")
+        return self
 
     @model_validator(mode="after")
     def _placeholders_are_arguments(self) -> PromptDefinition:

@@ -7,6 +7,7 @@ problem is reported with the path of the field at fault, e.g.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,17 +43,29 @@ def parse_companies(document: Any) -> CompaniesFile:
     except ValidationError as error:
         raise ConfigurationError(describe(error)) from None
     problems = []
-    for index, company in enumerate(parsed.companies):
-        for position, tool in enumerate(company.tools):
-            if isinstance(tool.provider, PythonProvider):
-                try:
-                    resolve_coroutine_function(tool.provider.target)
-                except ToolUnavailableError as error:
-                    where = f"companies[{index}].tools[{position}].provider.target"
-                    problems.append(f"{where}: {error}")
+    for where, provider in _python_providers(parsed):
+        try:
+            resolve_coroutine_function(provider.target)
+        except ToolUnavailableError as error:
+            problems.append(f"{where}.provider.target: {error}")
     if problems:
         raise ConfigurationError("\n".join(problems))
     return parsed
+
+
+def _python_providers(parsed: CompaniesFile) -> Iterator[tuple[str, PythonProvider]]:
+    """Every python provider in the file, with the path of the item that names it."""
+    for index, company in enumerate(parsed.companies):
+        groups: list[tuple[str, Sequence[Any]]] = [
+            ("tools", company.tools),
+            ("resources", company.resources),
+            ("resource_templates", company.resource_templates),
+            ("prompts", company.prompts),
+        ]
+        for group, items in groups:
+            for position, item in enumerate(items):
+                if isinstance(item.provider, PythonProvider):
+                    yield f"companies[{index}].{group}[{position}]", item.provider
 
 
 def read_companies_file(path: Path) -> CompaniesFile:

@@ -17,6 +17,7 @@ from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.definition import TENANT_KEY_PATTERN, CompanyDefinition
 from frontdesk.config import Settings
 from frontdesk.store.companies import CompanyRepository
+from frontdesk.tools.factory import ProviderFactory
 
 log = structlog.get_logger(__name__)
 
@@ -33,9 +34,15 @@ def looks_like_tenant_key(value: str) -> bool:
 
 
 class CompanyRegistry:
-    def __init__(self, repository: CompanyRepository, settings: Settings) -> None:
+    def __init__(
+        self,
+        repository: CompanyRepository,
+        settings: Settings,
+        providers: ProviderFactory | None = None,
+    ) -> None:
         self._repository = repository
         self._settings = settings
+        self._providers = providers
         self._ttl = settings.company_cache_seconds
         self._cache: OrderedDict[str, tuple[float, ServedCompany | None]] = OrderedDict()
         # Loading is costly (providers are imported, schemas compiled): reuse the loaded
@@ -73,7 +80,7 @@ class CompanyRegistry:
                 # Only a hand-edited row can get here; serve nothing rather than half.
                 log.error("company_definition_invalid", tenant=tenant_key, error=str(error))
                 return None
-            company = ServedCompany(definition, self._settings.mcp_rate_limit)
+            company = ServedCompany(definition, self._settings.mcp_rate_limit, self._providers)
             self._loaded[tenant_key] = (stored.revision, company)
         definition = company.definition
         if not definition.active or definition.region != self._settings.region:

@@ -21,9 +21,10 @@ class LoginConnectors:
     def __init__(self, settings: Settings, http: httpx.AsyncClient) -> None:
         self._settings = settings
         self._http = http
-        # Keyed by the setup itself (frozen, hashable): a changed setup gets a new
-        # connector, an unchanged one keeps its cached provider metadata and keys.
-        self._oidc: dict[tuple[str, OidcSetup], OidcLogin] = {}
+        # Keyed by the setup's JSON (the model holds a list, so it cannot be hashed): a
+        # changed setup gets a new connector, an unchanged one keeps its cached provider
+        # metadata and keys.
+        self._oidc: dict[tuple[str, str], OidcLogin] = {}
 
     def for_company(self, tenant_key: str, setup: SigninSetup) -> LoginConnector:
         login = setup.login
@@ -33,7 +34,7 @@ class LoginConnectors:
                     raise LoginFailed(UNAVAILABLE)
                 return DevLogin(f"{self._settings.issuer(tenant_key)}/login")
             case OidcSetup():
-                key = (tenant_key, login)
+                key = (tenant_key, login.model_dump_json())
                 connector = self._oidc.get(key)
                 if connector is None:
                     connector = OidcLogin(self._oidc_settings(login), self._http)

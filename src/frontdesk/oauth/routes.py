@@ -25,6 +25,7 @@ from frontdesk.config import Settings
 from frontdesk.login.connector import LoginAttempt, LoginFailed
 from frontdesk.login.connectors import LoginConnectors
 from frontdesk.login.dev import DevLogin
+from frontdesk.login.oidc import ProviderUnavailable
 from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth import metadata
 from frontdesk.oauth.authorize import check_authorize_request, redirect_with
@@ -212,6 +213,12 @@ class OAuthEndpoints:
         try:
             connector = self._logins.for_company(flow.tenant_key, signin.setup)
             identity = await connector.complete(self._attempt(flow, sealed or ""), query)
+        except ProviderUnavailable as failure:
+            # An outage is not a refusal: the client may start again later (RFC 6749 4.1.2.1).
+            log.warning("login_unavailable", tenant=flow.tenant_key, reason=str(failure))
+            return self._back_to_client(
+                flow, error="temporarily_unavailable", description=str(failure)
+            )
         except LoginFailed as failure:
             log.warning("login_failed", tenant=flow.tenant_key, reason=str(failure))
             return self._back_to_client(flow, error="access_denied", description=str(failure))

@@ -6,6 +6,8 @@
     ├── MethodNotFound           -32601       no such method
     ├── InvalidParams            -32602       params of the wrong shape
     ├── ResourceNotFound         -32002       resources/read of an unknown URI
+    ├── SignInRequired           -32003       a personal resource or prompt, as a guest
+    ├── ProviderFailed           -32603       a resource or prompt provider failed
     └── EndpointError                         refuses the whole HTTP request
         ├── UnsupportedVersion   -32600  400  MCP-Protocol-Version we do not speak
         ├── BodyTooLarge         -32600  413  over 256 KB
@@ -86,6 +88,18 @@ class ResourceNotFound(RpcError):
     """No resource has the URI asked for."""
 
     code = RESOURCE_NOT_FOUND
+
+
+class SignInRequired(RpcError):
+    """A personal resource or prompt asked for by a guest."""
+
+    code = UNAUTHORIZED
+
+
+class ProviderFailed(RpcError):
+    """A resource or prompt provider failed or timed out; the detail is in our log."""
+
+    code = INTERNAL_ERROR
 
 
 class EndpointError(RpcError):

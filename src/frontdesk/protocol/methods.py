@@ -5,16 +5,30 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from jsonschema.exceptions import best_match
 
 from frontdesk import __version__
 from frontdesk.companies.catalog import ServedTool
-from frontdesk.companies.definition import PromptDefinition
+from frontdesk.companies.definition import Access, PromptDefinition
+from frontdesk.content import (
+    ContentError,
+    PromptCall,
+    ResourceCall,
+    ResourceReader,
+    prompt_result,
+    resource_contents,
+)
 from frontdesk.protocol.context import RequestContext
-from frontdesk.protocol.errors import InvalidParams, ResourceNotFound
+from frontdesk.protocol.errors import (
+    InvalidParams,
+    ProviderFailed,
+    ResourceNotFound,
+    RpcError,
+    SignInRequired,
+)
 from frontdesk.protocol.params import no_cursor, optional_object, required_str
 from frontdesk.protocol.versions import negotiate
 from frontdesk.tools.provider import ToolCall, ToolError, ToolResult
@@ -37,6 +51,10 @@ LOG_LEVELS = frozenset(
     {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 )
 MAX_COMPLETIONS = 100
+# Resources and prompts from providers: how long a read or a build may take.
+PROVIDER_TIMEOUT_SECONDS = 30.0
+
+T = TypeVar("T")
 EMPTY: dict[str, Any] = {}
 
 
@@ -146,15 +164,54 @@ async def resource_templates_list(
 
 async def resources_read(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     uri = required_str(params, "uri")
-    resource = context.company.resources.get(uri)
-    if resource is None:
-        raise ResourceNotFound("Resource not found", data={"uri": uri})
-    content: dict[str, Any] = {"uri": resource.uri, "mimeType": resource.mime_type}
-    if resource.text is not None:
-        content["text"] = resource.text
-    else:
-        content["blob"] = resource.blob_base64
-    return {"contents": [content]}
+    company = context.company
+    resource = company.resources.get(uri)
+    if resource is not None:
+        definition = resource.definition
+        _admit_personal(context, definition.access, f"the resource {uri}")
+        if definition.text is not None:
+            return {
+                "contents": [
+                    {"uri": uri, "mimeType": definition.mime_type, "text": definition.text}
+                ]
+            }
+        if definition.blob_base64 is not None:
+            return {
+                "contents": [
+                    {"uri": uri, "mimeType": definition.mime_type, "blob": definition.blob_base64}
+                ]
+            }
+        return await _read(context, uri, {}, definition.mime_type, resource.reader)
+    for template in company.resource_templates.values():
+        variables = template.match(uri)
+        if variables is not None and template.reader is not None:
+            _admit_personal(context, template.definition.access, f"the resource {uri}")
+            return await _read(
+                context, uri, variables, template.definition.mime_type, template.reader
+            )
+    raise ResourceNotFound("Resource not found", data={"uri": uri})
+
+
+async def _read(
+    context: RequestContext,
+    uri: str,
+    variables: dict[str, str],
+    mime_type: str | None,
+    reader: ResourceReader | None,
+) -> dict[str, Any]:
+    if reader is None:
+        raise ProviderFailed(f"The resource {uri} is unavailable right now")
+    call = ResourceCall(
+        context.company.tenant_key, uri, variables, context.caller.customer, context.request_id
+    )
+    output = await _provide(context, f"resource {uri}", reader(uri, call))
+    try:
+        return {"contents": resource_contents(uri, mime_type, output)}
+    except ContentError as error:
+        log.error(
+            "resource_output_invalid", tenant=context.company.tenant_key, uri=uri, reason=str(error)
+        )
+        raise ProviderFailed(f"The resource {uri} is unavailable right now") from None
 
 
 async def prompts_list(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
@@ -171,7 +228,26 @@ async def prompts_get(context: RequestContext, params: dict[str, Any]) -> dict[s
     prompt = context.company.prompts.get(name)
     if prompt is None:
         raise InvalidParams(f"Unknown prompt: {name}")
-    values = _prompt_arguments(prompt, arguments)
+    definition = prompt.definition
+    _admit_personal(context, definition.access, f"the prompt {name}")
+    values = _prompt_arguments(definition, arguments)
+    if definition.provider is not None:
+        if prompt.builder is None:
+            raise ProviderFailed(f"The prompt {name} is unavailable right now")
+        call = PromptCall(
+            context.company.tenant_key, name, context.caller.customer, context.request_id
+        )
+        output = await _provide(context, f"prompt {name}", prompt.builder(values, call))
+        try:
+            return prompt_result(output, definition.description)
+        except ContentError as error:
+            log.error(
+                "prompt_output_invalid",
+                tenant=context.company.tenant_key,
+                prompt=name,
+                reason=str(error),
+            )
+            raise ProviderFailed(f"The prompt {name} is unavailable right now") from None
     messages = [
         {
             "role": message.role,
@@ -180,11 +256,11 @@ async def prompts_get(context: RequestContext, params: dict[str, Any]) -> dict[s
                 "text": _PLACEHOLDER.sub(lambda match: values.get(match[1], ""), message.text),
             },
         }
-        for message in prompt.messages
+        for message in definition.messages
     ]
     result: dict[str, Any] = {"messages": messages}
-    if prompt.description:
-        result["description"] = prompt.description
+    if definition.description:
+        result["description"] = definition.description
     return result
 
 
@@ -202,25 +278,63 @@ def _prompt_arguments(prompt: PromptDefinition, arguments: dict[str, Any]) -> di
     return values
 
 
+def _admit_personal(context: RequestContext, access: Access, what: str) -> None:
+    """Personal resources and prompts follow the tools' rules (SPEC 5.4, 5.5), as errors."""
+    if access is not Access.PERSONAL or not context.caller.is_guest:
+        return
+    challenge = context.sign_in_challenge
+    if challenge is None:
+        raise SignInRequired(
+            f"{what} is for signed-in customers only, and {context.company.name} has not set"
+            " up customer sign-in"
+        )
+    context.challenges.append(challenge)
+    raise SignInRequired(
+        f"Sign in to {context.company.name} to use {what}",
+        data={"mcp/www_authenticate": [challenge]},
+    )
+
+
+async def _provide(context: RequestContext, what: str, work: Awaitable[T]) -> T:
+    """Await a provider with the standard deadline; failures become a plain error."""
+    try:
+        async with asyncio.timeout(PROVIDER_TIMEOUT_SECONDS):
+            return await work
+    except TimeoutError:
+        log.warning("provider_timeout", tenant=context.company.tenant_key, item=what)
+        raise ProviderFailed(f"The {what} did not answer in time") from None
+    except RpcError:
+        raise
+    except Exception:
+        log.exception("provider_failed", tenant=context.company.tenant_key, item=what)
+        raise ProviderFailed(f"The {what} is unavailable right now") from None
+
+
 async def completion_complete(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     reference = optional_object(params, "ref")
     argument = optional_object(params, "argument")
     argument_name = required_str(argument, "name")
     typed = required_str(argument, "value")
     company = context.company
+    choices: list[str]
     match reference.get("type"):
         case "ref/prompt":
             prompt = company.prompts.get(required_str(reference, "name"))
             if prompt is None:
                 raise InvalidParams("Unknown prompt")
             choices = next(
-                (item.completions for item in prompt.arguments if item.name == argument_name), []
+                (
+                    item.completions
+                    for item in prompt.definition.arguments
+                    if item.name == argument_name
+                ),
+                [],
             )
         case "ref/resource":
             template = company.resource_templates.get(required_str(reference, "uri"))
             if template is None:
                 raise InvalidParams("Unknown resource template")
-            choices = template.completions.get(argument_name, [])
+            choices = template.definition.completions.get(argument_name, [])
         case _:
             raise InvalidParams('Invalid params: ref.type must be "ref/prompt" or "ref/resource"')
     prefix = typed.casefold()

@@ -1,0 +1,37 @@
+"""Builds the provider a tool names, with what providers share: one HTTP client for every
+backend call (connections kept alive across calls) and the operator's address policy."""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+
+from frontdesk.companies.definition import HttpProvider, PythonProvider
+from frontdesk.tools.addresses import AddressPolicy
+from frontdesk.tools.http import HttpToolProvider
+from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
+from frontdesk.tools.python import PythonToolProvider
+
+
+class ProviderFactory:
+    def __init__(
+        self, http: httpx.AsyncClient | None = None, addresses: AddressPolicy | None = None
+    ) -> None:
+        self._http = http
+        self._addresses = addresses or AddressPolicy([])
+
+    def tool_provider(self, reference: PythonProvider | HttpProvider) -> ToolProvider:
+        """The provider, or ToolUnavailableError saying why it cannot be built."""
+        match reference:
+            case PythonProvider(target=target):
+                return PythonToolProvider(target)
+            case HttpProvider():
+                if self._http is None:
+                    raise ToolUnavailableError("no HTTP client for backend calls")
+                secret = reference.secret
+                if reference.secret_env is not None:
+                    secret = os.environ.get(reference.secret_env)
+                if not secret:
+                    raise ToolUnavailableError(f"{reference.secret_env} is not set")
+                return HttpToolProvider(reference.url, secret, self._http, self._addresses)
