@@ -11,8 +11,6 @@ import pytest
 from frontdesk.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND
 from tests.protocol.rpc import ACME, JSON_HEADERS, assert_envelope, notification, request
 
-pytestmark = pytest.mark.anyio
-
 
 def mixed_batch(size: int) -> list[dict[str, Any]]:
     """Requests with string and integer ids, alternating methods, each answer telling which."""
@@ -23,7 +21,9 @@ def mixed_batch(size: int) -> list[dict[str, Any]]:
             batch.append(request("ping", request_id=request_id))
         else:
             arguments = {"text": f"reply {index}"}
-            batch.append(request("tools/call", {"name": "echo", "arguments": arguments}, request_id))
+            batch.append(
+                request("tools/call", {"name": "echo", "arguments": arguments}, request_id)
+            )
     return batch
 
 

@@ -23,8 +23,6 @@ from tests.conftest import BASE_URL
 from tests.protocol.conftest import Serve
 from tests.protocol.rpc import ACME, JSON_HEADERS, assert_envelope, notification, request
 
-pytestmark = pytest.mark.anyio
-
 PING = orjson.dumps(request("ping"))
 
 
@@ -57,6 +55,7 @@ async def test_delete_acknowledges_with_ok_true(client: httpx.AsyncClient) -> No
     response = await client.delete(ACME)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
+    assert response.json()["ok"] is True
     assert response.json() == {"ok": True}
 
 
@@ -67,6 +66,7 @@ async def test_delete_with_a_session_id_acknowledges_with_ok_true(
     session_id = app.services.sessions.issue("acme", "2025-11-25")
     response = await client.delete(ACME, headers={"mcp-session-id": session_id})
     assert response.status_code == 200
+    assert response.json()["ok"] is True
     assert response.json() == {"ok": True}
 
 
@@ -451,7 +451,7 @@ async def test_every_reply_carries_a_request_id(
 
 
 @pytest.mark.parametrize(
-    "supplied", ["has space", "a" * 129, "semi;colon", "quote\"d", "new\\nline"]
+    "supplied", ["has space", "a" * 129, "semi;colon", 'quote"d', "new\\nline"]
 )
 async def test_an_unsafe_request_id_is_replaced(client: httpx.AsyncClient, supplied: str) -> None:
     """An X-Request-Id that is not short and plain is replaced by one of ours."""

@@ -11,8 +11,6 @@ from frontdesk.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from frontdesk.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from tests.protocol.rpc import call, error_of, request
 
-pytestmark = pytest.mark.anyio
-
 LIST_METHODS = ["tools/list", "resources/list", "resources/templates/list", "prompts/list"]
 LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
@@ -25,7 +23,7 @@ def initialize_params(version: object = "2025-11-25") -> dict[str, object]:
     }
 
 
-async def test_the_newest_version_is_the_2025_11_25_revision() -> None:
+def test_the_newest_version_is_the_2025_11_25_revision() -> None:
     """The newest version offered is 2025-11-25 (DESIGN, protocol versions)."""
     assert LATEST_VERSION == "2025-11-25"
     assert SUPPORTED_VERSIONS == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -78,7 +76,11 @@ async def test_initialize_states_honest_capabilities(client: httpx.AsyncClient) 
 async def test_initialize_names_the_server_and_the_company(client: httpx.AsyncClient) -> None:
     """serverInfo names frontdesk and its version, titled with the company's name."""
     result = await call(client, "initialize", initialize_params())
-    assert result["serverInfo"] == {"name": "frontdesk", "title": "Acme Corp", "version": __version__}
+    assert result["serverInfo"] == {
+        "name": "frontdesk",
+        "title": "Acme Corp",
+        "version": __version__,
+    }
 
 
 async def test_initialize_carries_the_companys_instructions(client: httpx.AsyncClient) -> None:

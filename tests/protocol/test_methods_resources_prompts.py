@@ -11,8 +11,6 @@ import pytest
 from frontdesk.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from tests.protocol.rpc import call, error_of
 
-pytestmark = pytest.mark.anyio
-
 TEMPLATE = "acme://anvils/{model}"
 
 
@@ -240,7 +238,9 @@ async def test_completing_an_argument_without_suggestions_offers_nothing(
     assert completion["values"] == []
 
 
-@pytest.mark.parametrize(("typed", "expected"), [("a", ["A-100", "A-200"]), ("b-3", ["B-300"])])
+@pytest.mark.parametrize(
+    ("typed", "expected"), [("a", ["A-100", "A-200"]), ("b-3", ["B-300"]), ("-", [])]
+)
 async def test_completing_a_resource_template_variable_filters_by_prefix(
     client: httpx.AsyncClient, typed: str, expected: list[str]
 ) -> None:

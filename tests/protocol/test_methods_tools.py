@@ -13,8 +13,6 @@ import pytest
 from frontdesk.protocol.errors import INVALID_PARAMS
 from tests.protocol.rpc import ACME, call, error_of, reply_to, tool_text
 
-pytestmark = pytest.mark.anyio
-
 
 async def call_tool(
     client: httpx.AsyncClient, name: str, arguments: dict[str, Any] | None = None

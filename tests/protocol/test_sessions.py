@@ -15,8 +15,6 @@ from tests.conftest import TEST_SECRET
 from tests.protocol.conftest import Serve
 from tests.protocol.rpc import ACME, assert_envelope, request
 
-pytestmark = pytest.mark.anyio
-
 NEW_KEY = "rotated-in-secret-key-0123456789abcdefgh"
 OLD_KEY = "rotated-out-secret-key-0123456789abcdefg"
 INITIALIZE = request(
@@ -73,9 +71,7 @@ async def test_a_request_without_a_session_id_is_served(client: httpx.AsyncClien
     ["made-up", "a.b", ".", "", "x" * 5000, "eyJ0IjoiYWNtZSJ9.AAAA"],
     ids=["no-dot", "short", "dot-only", "empty", "huge", "unsigned-payload"],
 )
-async def test_a_forged_session_id_answers_404(
-    client: httpx.AsyncClient, session_id: str
-) -> None:
+async def test_a_forged_session_id_answers_404(client: httpx.AsyncClient, session_id: str) -> None:
     """A session id this service never issued is unknown: 404 with an envelope."""
     envelope = assert_envelope(await ping_with(client, session_id), 404, SESSION_UNKNOWN)
     assert envelope["id"] == 1
@@ -87,7 +83,7 @@ async def test_a_session_id_with_bytes_beyond_ascii_answers_404(
     """Header bytes that are not ASCII are an unknown session, never a server error."""
     session_id = await start_session(client)
     response = await client.post(
-        ACME, json=request("ping"), headers={"mcp-session-id": session_id.encode() + b"\xff"}
+        ACME, json=request("ping"), headers={b"mcp-session-id": session_id.encode() + b"\xff"}
     )
     assert_envelope(response, 404, SESSION_UNKNOWN)
 
@@ -102,9 +98,7 @@ async def test_a_tampered_session_id_answers_404(client: httpx.AsyncClient, wher
     assert_envelope(await ping_with(client, tampered), 404, SESSION_UNKNOWN)
 
 
-async def test_an_expired_session_id_answers_404(
-    client: httpx.AsyncClient, app: Frontdesk
-) -> None:
+async def test_an_expired_session_id_answers_404(client: httpx.AsyncClient, app: Frontdesk) -> None:
     """An id older than the session lifetime is unknown."""
     ttl = app.services.settings.session_ttl_seconds
     signer = SessionSigner([TEST_SECRET], ttl)

@@ -40,6 +40,7 @@ from frontdesk.protocol.errors import (
     RateLimited,
     RpcError,
     SessionUnknown,
+    Unauthorized,
     UnsupportedVersion,
 )
 from frontdesk.protocol.jsonrpc import Body, Message, failure, parse_body, success
@@ -134,16 +135,28 @@ class McpEndpoint:
         company = await self._registry.active(tenant_key)
         if company is None:
             raise NoActiveCompany("No active company has this tenant key")
-        caller = await self._bearers.caller(scope, company, self._addresses.resolve(scope))
-        verdict = await self._limiter.hit(company.rate_limit, tenant_key, caller.rate_limit_key)
-        if not verdict.allowed:
-            raise RateLimited(verdict.retry_after)
+        address = self._addresses.resolve(scope)
+        try:
+            caller = await self._bearers.caller(scope, company, address)
+        except Unauthorized:
+            # A refused token still counts against its sender, so guessing tokens is
+            # throttled like any other traffic.
+            await self._rate_limit(company, Caller(address=address))
+            raise
+        await self._rate_limit(company, caller)
         version = header(scope, b"mcp-protocol-version")
         if version is not None and not is_supported(version.decode("latin-1")):
             raise UnsupportedVersion(
                 "Unsupported MCP-Protocol-Version", data={"supported": list(SUPPORTED_VERSIONS)}
             )
         return company, caller
+
+    async def _rate_limit(self, company: ServedCompany, caller: Caller) -> None:
+        verdict = await self._limiter.hit(
+            company.rate_limit, company.tenant_key, caller.rate_limit_key
+        )
+        if not verdict.allowed:
+            raise RateLimited(verdict.retry_after)
 
     def _check_session(self, scope: Scope, company: ServedCompany, body: Body) -> None:
         raw = header(scope, b"mcp-session-id")
