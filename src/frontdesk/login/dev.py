@@ -11,7 +11,10 @@ from urllib.parse import urlencode
 
 from frontdesk.login.connector import Identity, LoginAttempt, LoginFailed
 
-EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}$")
+# No control characters: the address becomes the customer's subject (PostgreSQL refuses NUL).
+EMAIL = re.compile(r"^[^@\s\x00-\x1f\x7f]{1,64}@[^@\s\x00-\x1f\x7f]{1,255}$")
+# "dev:" and the address must fit a customer's subject (255 characters).
+MAX_EMAIL = 251
 
 
 class DevLogin:
@@ -23,7 +26,7 @@ class DevLogin:
 
     async def complete(self, attempt: LoginAttempt, params: Mapping[str, str]) -> Identity:
         email = params.get("email", "").strip()
-        if not EMAIL.match(email):
+        if not EMAIL.match(email) or len(email) > MAX_EMAIL:
             raise LoginFailed("Enter an email address to sign in.")
         name = params.get("name", "").strip()[:200] or None
         return Identity(subject=f"dev:{email.lower()}", email=email, name=name)

@@ -102,8 +102,9 @@ class Grants:
             raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
         if record.expires_at <= now:
             raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
-        requested = form.get("scope")
-        if requested and not set(requested.split()) <= set(record.scope.split()):
+        # openid and offline_access are dropped here too, as at authorize (DESIGN: scopes).
+        requested = set((form.get("scope") or "").split()) - scopes.IGNORED
+        if not requested <= set(record.scope.split()):
             raise InvalidScope("a refresh cannot widen the granted scope")
         tokens, response = _new_pair(setup, record.scope, now)
         if not await self._repository.rotate_refresh(token_hash, record.family_id, tokens, now):

@@ -7,10 +7,11 @@ import hashlib
 import hmac
 import re
 
-# RFC 7636 4.1: 43 to 128 characters of the unreserved set.
-VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
+# RFC 7636 4.1: 43 to 128 characters of the unreserved set. \Z, not $: a $ would also
+# accept a trailing newline.
+VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}\Z")
 # An S256 challenge is a base64url SHA-256: exactly 43 characters.
-CHALLENGE = re.compile(r"^[A-Za-z0-9\-_]{43}$")
+CHALLENGE = re.compile(r"^[A-Za-z0-9\-_]{43}\Z")
 
 
 def s256(verifier: str) -> str:

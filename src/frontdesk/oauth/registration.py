@@ -72,6 +72,11 @@ def parse_registration(document: Any) -> RegistrationRequest:
         raise InvalidClientMetadata(f"{field}: {problem['msg']}") from None
     for uri in request.redirect_uris:
         check_redirect_uri(uri)
+    if request.client_name is not None and any(
+        ord(char) < 0x20 or ord(char) == 0x7F for char in request.client_name
+    ):
+        # Shown on the consent page, and PostgreSQL cannot store a NUL.
+        raise InvalidClientMetadata("client_name must not hold control characters")
     if request.token_endpoint_auth_method not in (None, "none"):
         raise InvalidClientMetadata("clients are public: token_endpoint_auth_method must be none")
     if request.grant_types is not None and not set(request.grant_types) <= {

@@ -31,6 +31,7 @@ from frontdesk.oauth import metadata
 from frontdesk.oauth.authorize import check_authorize_request, redirect_with
 from frontdesk.oauth.errors import (
     AuthorizePage,
+    AuthorizeRedirect,
     InvalidClient,
     InvalidClientMetadata,
     InvalidRequest,
@@ -44,6 +45,7 @@ from frontdesk.oauth.pages import page
 from frontdesk.oauth.registration import parse_registration, register
 from frontdesk.oauth.rendering import NO_STORE
 from frontdesk.ratelimit import RateLimiter
+from frontdesk.signing import MAX_SIGNED_LENGTH
 from frontdesk.store.clients import ClientRepository
 from frontdesk.store.customers import CustomerRepository
 
@@ -148,6 +150,16 @@ class OAuthEndpoints:
         client, flow = await check_authorize_request(
             params, company.tenant_key, self._clients, self._settings
         )
+        sealed = self._flows.seal(flow)
+        if len(sealed) > MAX_SIGNED_LENGTH:
+            # It would fail verification at consent and read as "expired": refuse it now.
+            raise AuthorizeRedirect(
+                "invalid_request",
+                "state and redirect_uri are too long to carry through the sign-in",
+                redirect_uri=flow.redirect_uri,
+                state=flow.state,
+                issuer=self._settings.issuer(company.tenant_key),
+            )
         response = page(
             request,
             "consent.html",
@@ -155,7 +167,7 @@ class OAuthEndpoints:
             client_name=client.client_name or urlsplit(flow.redirect_uri).hostname,
             redirect_host=urlsplit(flow.redirect_uri).netloc,
             scopes=flow.scope.split(),
-            flow=self._flows.seal(flow),
+            flow=sealed,
             consent_url=f"{self._settings.issuer(company.tenant_key)}/consent",
         )
         self._bind_browser(response, company.tenant_key, flow.nonce)

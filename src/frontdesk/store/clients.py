@@ -41,6 +41,9 @@ class ClientRepository:
 
     async def get(self, tenant_key: str, client_id: str) -> Client | None:
         """The client, only if it belongs to this company."""
+        if "\x00" in client_id:
+            # No client id holds a NUL, and PostgreSQL refuses one in a text parameter.
+            return None
         query = select(
             oauth_clients.c.client_id,
             oauth_clients.c.tenant_key,

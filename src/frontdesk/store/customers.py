@@ -10,6 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.store.tables import customers
 
+# The sizes of the name and email columns (store/tables.py).
+MAX_NAME = 200
+MAX_EMAIL = 320
+
 
 class CustomerRepository:
     def __init__(self, engine: AsyncEngine) -> None:
@@ -19,6 +23,12 @@ class CustomerRepository:
         self, tenant_key: str, subject: str, email: str | None, name: str | None
     ) -> int:
         """Create or update the customer; returns its id."""
+        # A company's login is not bound by our columns: a long name is clipped, and an
+        # address too long to be real is dropped rather than failing the sign-in. Neither
+        # may hold a NUL, which PostgreSQL cannot store.
+        name = name.replace("\x00", "")[:MAX_NAME] if name else name
+        if email is not None and (len(email) > MAX_EMAIL or "\x00" in email):
+            email = None
         try:
             return await self._record(tenant_key, subject, email, name)
         except IntegrityError:

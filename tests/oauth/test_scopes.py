@@ -1,0 +1,59 @@
+"""Scope resolution (DESIGN: profile and email; none requested means both; openid and
+offline_access are dropped, not refused; anything else is invalid_scope)."""
+
+from __future__ import annotations
+
+import pytest
+
+from frontdesk.oauth import scopes
+
+
+@pytest.mark.parametrize("requested", [None, "", "   "])
+def test_no_scope_means_every_supported_scope(requested: str | None) -> None:
+    """Nothing asked: profile and email."""
+    assert scopes.resolve(requested) == "profile email"
+
+
+@pytest.mark.parametrize(
+    ("requested", "granted"),
+    [
+        ("email", "email"),
+        ("profile", "profile"),
+        ("email profile", "profile email"),
+        ("profile email", "profile email"),
+        ("email  email", "email"),
+        (" email ", "email"),
+    ],
+)
+def test_supported_scopes_are_granted_in_a_stable_order(requested: str, granted: str) -> None:
+    """What was asked for, once each, in the order of the supported list."""
+    assert scopes.resolve(requested) == granted
+
+
+@pytest.mark.parametrize(
+    ("requested", "granted"),
+    [
+        ("openid", "profile email"),
+        ("offline_access", "profile email"),
+        ("openid offline_access", "profile email"),
+        ("openid email", "email"),
+        ("offline_access profile openid", "profile"),
+    ],
+)
+def test_openid_and_offline_access_are_dropped_not_refused(requested: str, granted: str) -> None:
+    """Habitual scopes are ignored; alone they count as asking for nothing."""
+    assert scopes.resolve(requested) == granted
+
+
+@pytest.mark.parametrize(
+    "requested", ["admin", "email admin", "Email", "PROFILE", "email,profile", "phone", "address"]
+)
+def test_any_other_scope_is_refused(requested: str) -> None:
+    """Unknown or differently spelt scopes raise ScopeError (invalid_scope on the wire)."""
+    with pytest.raises(scopes.ScopeError):
+        scopes.resolve(requested)
+
+
+def test_the_supported_scopes_are_profile_and_email() -> None:
+    """The contract's two scopes, nothing more (SPEC 2.1)."""
+    assert set(scopes.SUPPORTED) == {"profile", "email"}
