@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,7 +53,8 @@ class LiveService:
         return printed[-OUTPUT_TAIL:]
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port free right now (for a process that must know its address in advance)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -69,8 +70,13 @@ def _frontdesk_command() -> list[str]:
     return [str(script)]
 
 
-def service_environment(base_url: str, database_url: str) -> dict[str, str]:
-    """The environment the service runs in: nothing from the developer's FRONTDESK_* leaks in."""
+def service_environment(
+    base_url: str, database_url: str, extra_env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment the service runs in: nothing from the developer's FRONTDESK_* leaks in.
+
+    ``extra_env`` comes last, e.g. a company's OIDC client secret named by client_secret_env.
+    """
     environment = {
         name: value for name, value in os.environ.items() if not name.startswith("FRONTDESK_")
     }
@@ -85,6 +91,7 @@ def service_environment(base_url: str, database_url: str) -> dict[str, str]:
             "PYTHONUNBUFFERED": "1",
         }
     )
+    environment.update(extra_env or {})
     return environment
 
 
@@ -137,29 +144,42 @@ class RunningProcess:
         return _stop(self.process)
 
 
-def start_service(backend: str, database_url: str, workdir: Path) -> RunningProcess:
-    """Apply the test companies with the CLI, then start ``frontdesk serve`` and wait for it."""
-    port = _free_port()
+def start_service(
+    backend: str,
+    database_url: str,
+    workdir: Path,
+    *,
+    port: int | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    extra_companies_files: Sequence[Path] = (),
+) -> RunningProcess:
+    """Apply the test companies with the CLI, then start ``frontdesk serve`` and wait for it.
+
+    ``extra_companies_files`` are applied after the test companies; ``port`` is for a caller
+    that had to tell someone the address first (an identity provider's redirect URI).
+    """
+    port = free_port() if port is None else port
     base_url = f"http://127.0.0.1:{port}"
     log_path = workdir / f"frontdesk-{backend}-{port}.log"
     service = LiveService(backend=backend, base_url=base_url, log_path=log_path)
-    environment = service_environment(base_url, database_url)
+    environment = service_environment(base_url, database_url, extra_env)
     command = _frontdesk_command()
 
-    applied = subprocess.run(
-        [*command, "companies", "apply", str(COMPANIES_FILE)],
-        env=environment,
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if applied.returncode != 0:
-        raise LiveServiceError(
-            f"frontdesk companies apply exited with {applied.returncode}:\n"
-            f"{applied.stdout}{applied.stderr}"
+    for companies_file in (COMPANIES_FILE, *extra_companies_files):
+        applied = subprocess.run(
+            [*command, "companies", "apply", str(companies_file)],
+            env=environment,
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
+        if applied.returncode != 0:
+            raise LiveServiceError(
+                f"frontdesk companies apply {companies_file.name} exited with"
+                f" {applied.returncode}:\n{applied.stdout}{applied.stderr}"
+            )
 
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -179,9 +199,24 @@ def start_service(backend: str, database_url: str, workdir: Path) -> RunningProc
 
 
 @contextlib.contextmanager
-def running_service(backend: str, database_url: str, workdir: Path) -> Iterator[LiveService]:
+def running_service(
+    backend: str,
+    database_url: str,
+    workdir: Path,
+    *,
+    port: int | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    extra_companies_files: Sequence[Path] = (),
+) -> Iterator[LiveService]:
     """A started service, stopped on exit; a crash or an unclean stop fails with its output."""
-    running = start_service(backend, database_url, workdir)
+    running = start_service(
+        backend,
+        database_url,
+        workdir,
+        port=port,
+        extra_env=extra_env,
+        extra_companies_files=extra_companies_files,
+    )
     try:
         yield running.service
     finally:

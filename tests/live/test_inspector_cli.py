@@ -4,77 +4,24 @@ tests/interop/package.json and its lockfile."""
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
-import re
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 
-from tests.conftest import REQUIRE_SERVICES, ROOT
+from tests.conftest import ROOT
 from tests.live.conftest import LiveService
+from tests.support.npm import ensure_installed, system_node
 
 pytestmark = [pytest.mark.live, pytest.mark.interop]
 
 INTEROP = ROOT / "tests" / "interop"
-PACKAGE = "@modelcontextprotocol/inspector-cli"
 INSTALLED = INTEROP / "node_modules" / "@modelcontextprotocol" / "inspector-cli"
 MIN_NODE_MAJOR = 20
 RUN_TIMEOUT = 60
-
-
-def _unavailable(reason: str) -> NoReturn:
-    if REQUIRE_SERVICES:
-        pytest.fail(f"{reason} (FRONTDESK_TEST_REQUIRE_SERVICES=1 makes this a failure)")
-    pytest.skip(reason)
-
-
-def _pinned_version() -> str:
-    manifest = json.loads((INTEROP / "package.json").read_text())
-    return str(manifest["dependencies"][PACKAGE])
-
-
-def _is_installed() -> bool:
-    # Compared with the pin, not just "node_modules exists": a version bump or an
-    # interrupted install reinstalls.
-    try:
-        installed = json.loads((INSTALLED / "package.json").read_text()).get("version")
-    except (OSError, ValueError):
-        return False
-    return bool(installed == _pinned_version())
-
-
-def _install(npm: str) -> None:
-    if _is_installed():
-        return
-    # Parallel sessions may all arrive here at once; npm must not run twice in one folder.
-    digest = hashlib.sha256(str(INTEROP).encode()).hexdigest()[:16]
-    lock_path = Path(tempfile.gettempdir()) / f"frontdesk-interop-{digest}.lock"
-    with lock_path.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _is_installed():
-            return
-        # `npm ci` installs exactly the committed lockfile and never rewrites it.
-        result = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=INTEROP,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        if result.returncode != 0 or not _is_installed():
-            pytest.fail(
-                f"npm ci failed in {INTEROP} (exit {result.returncode}):\n"
-                f"{result.stdout}{result.stderr}"
-            )
 
 
 @dataclass(frozen=True)
@@ -115,17 +62,8 @@ class InspectorCli:
 @pytest.fixture(scope="session")
 def inspector_cli() -> InspectorCli:
     """The pinned Inspector CLI, installed with npm ci on first use."""
-    node = shutil.which("node")
-    npm = shutil.which("npm")
-    if node is None or npm is None:
-        _unavailable("node and npm are needed for the Inspector CLI interop tests")
-    version = subprocess.run(
-        [node, "--version"], capture_output=True, text=True, timeout=30, check=False
-    ).stdout.strip()
-    match = re.fullmatch(r"v(\d+)\..*", version)
-    if match is None or int(match[1]) < MIN_NODE_MAJOR:
-        _unavailable(f"the Inspector CLI needs Node.js {MIN_NODE_MAJOR}+, found {version!r}")
-    _install(npm)
+    node = system_node(MIN_NODE_MAJOR, "the Inspector CLI interop tests")
+    ensure_installed(INTEROP)
     return InspectorCli(node)
 
 
@@ -143,7 +81,7 @@ def test_inspector_lists_the_demo_tools(inspect: Callable[..., Any]) -> None:
     """tools/list through the Inspector names every demo tool with its schemas."""
     listing = inspect("--method", "tools/list")
     tools = {tool["name"]: tool for tool in listing["tools"]}
-    assert list(tools) == ["echo", "search_products", "order_status"]
+    assert list(tools) == ["echo", "search_products", "order_status", "loyalty_points"]
     assert tools["echo"]["inputSchema"]["required"] == ["text"]
     assert tools["search_products"]["outputSchema"]["required"] == ["products", "count"]
 

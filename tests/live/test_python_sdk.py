@@ -80,7 +80,12 @@ async def test_demo_tools_are_listed_and_answer(live_service: LiveService) -> No
         echoed = await client.call_tool("echo", {"text": "hello from the SDK"})
         dark = await client.call_tool("search_products", {"roast": "dark"})
 
-    assert [tool.name for tool in listing.tools] == ["echo", "search_products", "order_status"]
+    assert [tool.name for tool in listing.tools] == [
+        "echo",
+        "search_products",
+        "order_status",
+        "loyalty_points",
+    ]
     search = next(tool for tool in listing.tools if tool.name == "search_products")
     assert search.output_schema is not None
     assert search.annotations is not None
