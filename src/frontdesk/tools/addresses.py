@@ -25,8 +25,11 @@ class AddressRefused(Exception):
 
 
 def is_public(address: IPAddress) -> bool:
+    # is_global also excludes the shared address space 100.64.0.0/10 (RFC 6598), which
+    # is_private does not cover and where some clouds keep their metadata service.
     return not (
-        address.is_private
+        not address.is_global
+        or address.is_private
         or address.is_loopback
         or address.is_link_local
         or address.is_multicast

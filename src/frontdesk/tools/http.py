@@ -4,9 +4,13 @@ Each call is a signed POST (see ``tools.signature``) of::
 
     {"tenant": "acme", "tool": "order_status", "arguments": {...},
      "customer": {"subject": ..., "email": ..., "name": ..., "scopes": [...]} | null,
-     "request_id": "8e6fb5f808517c57"}
+     "request_id": "8e6fb5f808517c57", "call_id": "3f0c9a6d1e2b4c58a7d6e5f4"}
 
-and the backend answers 200 with an MCP tool result: ``content`` (content blocks),
+``request_id`` is shared by every call of one MCP request (a batch) and appears in
+Frontdesk's logs; ``call_id`` is new for every call, so no two calls are signed alike and a
+backend may refuse any signature it has seen before (replay) or use it as an idempotency key.
+
+The backend answers 200 with an MCP tool result: ``content`` (content blocks),
 ``structuredContent`` and ``isError``, or the shorthand ``{"text": "..."}``. Any other
 answer (a non-2xx status, a body over ``MAX_RESPONSE_BYTES``, JSON of another shape, a
 refused address) becomes an ``isError`` result with a plain message; the detail is logged
@@ -15,6 +19,7 @@ with the request id. One shared httpx client keeps connections alive across call
 
 from __future__ import annotations
 
+import secrets
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -61,6 +66,7 @@ class HttpToolProvider:
                     "scopes": sorted(customer.scopes),
                 },
                 "request_id": call.request_id,
+                "call_id": secrets.token_hex(12),
             }
         )
         try:
@@ -127,9 +133,24 @@ def parse_result(document: Any) -> ToolResult:
     return ToolResult(content=content, structured=structured, is_error=is_error)
 
 
+# The string fields each MCP content block must carry; a block without them would make the
+# caller's client reject the whole result instead of reading a plain error.
+_REQUIRED_FIELDS = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource_link": ("uri", "name"),
+}
+
+
 def _is_block(block: Any) -> bool:
     if not isinstance(block, dict) or block.get("type") not in CONTENT_TYPES:
         return False
-    if block["type"] == "text":
-        return isinstance(block.get("text"), str)
-    return True
+    if block["type"] == "resource":
+        resource = block.get("resource")
+        return (
+            isinstance(resource, dict)
+            and isinstance(resource.get("uri"), str)
+            and (isinstance(resource.get("text"), str) or isinstance(resource.get("blob"), str))
+        )
+    return all(isinstance(block.get(name), str) for name in _REQUIRED_FIELDS[block["type"]])

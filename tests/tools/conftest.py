@@ -1,0 +1,132 @@
+"""Fixtures for the tool provider tests: scripted backends on loopback, the example backend as
+a process of its own, and Frontdesk serving companies the test writes itself."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+import pytest
+
+from frontdesk.app import Frontdesk
+from frontdesk.config import Settings
+from tests.conftest import BASE_URL, ROOT, start_app
+from tests.tools.backends import DEADLINE, SECRET, Json, ScriptedBackend
+
+EXAMPLE = ROOT / "examples" / "backend.py"
+LOOPBACK = ["127.0.0.0/8"]
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    app: Frontdesk
+    client: httpx.AsyncClient
+
+
+Serve = Callable[..., Awaitable[Served]]
+
+
+@pytest.fixture
+async def serve(make_settings: Callable[..., Settings], tmp_path: Path) -> AsyncIterator[Serve]:
+    """Start Frontdesk on these companies only (and these settings overrides); loopback
+    backends are allowed unless the test says otherwise."""
+    async with contextlib.AsyncExitStack() as stack:
+
+        async def start(*companies: Json, **overrides: Any) -> Served:
+            overrides.setdefault("backend_allowed_networks", LOOPBACK)
+            path = tmp_path / "companies.json"
+            path.write_text(json.dumps({"companies": list(companies)}), encoding="utf-8")
+            app = await start_app(make_settings(**overrides), path)
+            stack.push_async_callback(app.services.stop)
+            transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
+            client = httpx.AsyncClient(transport=transport, base_url=BASE_URL)
+            await stack.enter_async_context(client)
+            return Served(app, client)
+
+        yield start
+
+
+@contextlib.contextmanager
+def scripted_backend() -> Iterator[ScriptedBackend]:
+    backend = ScriptedBackend()
+    backend.start()
+    try:
+        yield backend
+    finally:
+        backend.stop()
+
+
+@pytest.fixture
+def backend() -> Iterator[ScriptedBackend]:
+    """A scripted company backend on a free loopback port."""
+    with scripted_backend() as started:
+        yield started
+
+
+@pytest.fixture
+def other_backend() -> Iterator[ScriptedBackend]:
+    """A second, independent backend (another company's)."""
+    with scripted_backend() as started:
+        yield started
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleBackend:
+    """examples/backend.py running as its own process."""
+
+    url: str
+    secret: str
+
+
+def _first_line(stream: IO[str], timeout: float) -> str:
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(stream.readline()), daemon=True).start()
+    try:
+        return lines.get(timeout=timeout)
+    except queue.Empty:
+        return ""
+
+
+@pytest.fixture(scope="module")
+def example_backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExampleBackend]:
+    """The example backend, started the way an operator would, on a port it picks itself."""
+    log_path = tmp_path_factory.mktemp("example-backend") / "stderr.log"
+    environment = {
+        name: value for name, value in os.environ.items() if not name.startswith("FRONTDESK_")
+    }
+    environment["FRONTDESK_DEMO_BACKEND_SECRET"] = SECRET
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, str(EXAMPLE), "0"],
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
+    try:
+        assert process.stdout is not None
+        line = _first_line(process.stdout, DEADLINE)
+        assert line.startswith("listening on http://127.0.0.1:"), (
+            f"examples/backend.py did not start: {line!r}\n{log_path.read_text()}"
+        )
+        yield ExampleBackend(line.removeprefix("listening on ").strip(), SECRET)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
