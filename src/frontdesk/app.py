@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from importlib.resources import files
 
 import httpx
 import structlog
@@ -153,6 +154,11 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
     async def metrics(_request: Request) -> Response:
         return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
+    interface = files("frontdesk").joinpath("openapi.yaml").read_bytes()
+
+    async def openapi(_request: Request) -> Response:
+        return Response(interface, media_type="application/yaml")
+
     async def index(_request: Request) -> Response:
         settings = services.settings
         return JSONResponse(
@@ -188,6 +194,7 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             Route("/metrics", metrics),
+            Route("/openapi.yaml", openapi),
             *oauth.routes(),
         ],
         exception_handlers={
