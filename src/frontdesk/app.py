@@ -10,6 +10,7 @@ from importlib.resources import files
 import httpx
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy.exc import DBAPIError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -25,7 +26,7 @@ from frontdesk.login.connectors import LoginConnectors
 from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth.errors import AuthorizePage, OAuthError
 from frontdesk.oauth.grants import Grants
-from frontdesk.oauth.rendering import render_authorize_page, render_oauth_error
+from frontdesk.oauth.rendering import render_authorize_page, render_oauth_error, render_outage
 from frontdesk.oauth.routes import OAuthEndpoints
 from frontdesk.observability import Metrics, configure_logging
 from frontdesk.protocol.bearer import BearerResolver
@@ -37,6 +38,7 @@ from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.customers import CustomerRepository
 from frontdesk.store.database import Database
 from frontdesk.store.grants import GrantRepository
+from frontdesk.store.outage import OUTAGE_TYPES
 from frontdesk.tools.addresses import AddressPolicy
 from frontdesk.tools.factory import ProviderFactory
 
@@ -200,6 +202,8 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
         exception_handlers={
             OAuthError: render_oauth_error,
             AuthorizePage: render_authorize_page,
+            # Outages of the database answer 503; render_outage re-raises anything else.
+            **dict.fromkeys((*OUTAGE_TYPES, DBAPIError), render_outage),
         },
         lifespan=lifespan,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -82,6 +83,27 @@ def companies_show(tenant_key: str) -> None:
     if definition is None:
         raise click.ClickException(f"no company has the tenant key {tenant_key!r}")
     sys.stdout.write(orjson.dumps(definition, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+@main.group()
+def audit() -> None:
+    """Security events per company."""
+
+
+@audit.command("list")
+@click.argument("tenant_key")
+@click.option("--since", type=click.DateTime(), help="Only events at or after this UTC time.")
+@click.option("--event", "events", multiple=True, help="Only these events (repeatable).")
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 10_000))
+def audit_list(
+    tenant_key: str, since: datetime | None, events: tuple[str, ...], limit: int
+) -> None:
+    """Print the company's security events as JSON lines, newest first."""
+    settings = _settings()
+    moment = since.replace(tzinfo=UTC) if since is not None else None
+    found = _run(lambda: operations.audit_events(settings, tenant_key, moment, list(events), limit))
+    for event in found:
+        sys.stdout.write(orjson.dumps(event.to_json()).decode() + "\n")
 
 
 @main.group()

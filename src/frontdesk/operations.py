@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import uvicorn
 
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.config import Settings
+from frontdesk.store.audit import AuditEvent, AuditLog
 from frontdesk.store.companies import ApplyOutcome, CompanyRepository
 from frontdesk.store.database import Database
 
@@ -90,3 +92,19 @@ async def show_company(settings: Settings, tenant_key: str) -> dict[str, Any] | 
     finally:
         await database.close()
     return None if stored is None else stored.definition
+
+
+async def audit_events(
+    settings: Settings,
+    tenant_key: str,
+    since: datetime | None,
+    events: list[str],
+    limit: int,
+) -> list[AuditEvent]:
+    database = await _with_database(settings)
+    try:
+        return await AuditLog(database.engine).list(
+            tenant_key, since=since, events=events or None, limit=limit
+        )
+    finally:
+        await database.close()

@@ -98,7 +98,7 @@ class Grants:
         if record.used_at is not None:
             # RFC 9700 4.14.2: a spent refresh token came back, so one copy is in the
             # wrong hands; end the whole family.
-            await self._repository.revoke_family(record.family_id, now)
+            await self._repository.revoke_family(record.family_id, now, "refresh_token_reuse")
             raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
         if record.expires_at <= now:
             raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
@@ -107,7 +107,10 @@ class Grants:
         if not requested <= set(record.scope.split()):
             raise InvalidScope("a refresh cannot widen the granted scope")
         tokens, response = _new_pair(setup, record.scope, now)
-        if not await self._repository.rotate_refresh(token_hash, record.family_id, tokens, now):
+        rotated = await self._repository.rotate_refresh(
+            tenant_key, client_id, token_hash, record.family_id, tokens, now
+        )
+        if not rotated:
             raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
         return response
 

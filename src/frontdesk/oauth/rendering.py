@@ -3,12 +3,16 @@ or an HTML page for the customer."""
 
 from __future__ import annotations
 
+import structlog
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from frontdesk.oauth.authorize import redirect_with
 from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect, OAuthError, RateLimited
 from frontdesk.oauth.pages import error_page
+from frontdesk.store.outage import is_outage
+
+log = structlog.get_logger(__name__)
 
 NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 
@@ -40,3 +44,29 @@ async def render_authorize_page(request: Request, error: Exception) -> Response:
     assert isinstance(error, AuthorizePage)
     company_name = getattr(request.state, "company_name", "Sign-in")
     return error_page(request, error.status, error.title, error.message, company_name)
+
+
+BROWSER_STEPS = ("/authorize", "/consent", "/login", "/callback")
+
+
+async def render_outage(request: Request, error: Exception) -> Response:
+    """The database is unreachable: 503, so clients and customers retry, never a 500."""
+    if not is_outage(error):
+        raise error
+    log.warning("database_unavailable", error=type(error).__name__)
+    if request.url.path.endswith(BROWSER_STEPS):
+        company_name = getattr(request.state, "company_name", "Sign-in")
+        response = error_page(
+            request,
+            503,
+            "Sign-in is briefly unavailable",
+            "Please try again in a moment.",
+            company_name,
+        )
+        response.headers["retry-after"] = "1"
+        return response
+    body = {
+        "error": "temporarily_unavailable",
+        "error_description": "the service cannot reach its database; retry shortly",
+    }
+    return JSONResponse(body, status_code=503, headers={**NO_STORE, "retry-after": "1"})

@@ -39,6 +39,7 @@ from frontdesk.protocol.errors import (
     NoActiveCompany,
     RateLimited,
     RpcError,
+    ServiceUnavailable,
     SessionUnknown,
     Unauthorized,
     UnsupportedVersion,
@@ -48,11 +49,13 @@ from frontdesk.protocol.methods import HANDLERS
 from frontdesk.protocol.sessions import SessionSigner
 from frontdesk.protocol.versions import SUPPORTED_VERSIONS, is_supported
 from frontdesk.ratelimit import RateLimiter
+from frontdesk.store.outage import is_outage
 
 log = structlog.get_logger(__name__)
 
 OK_BODY = orjson.dumps({"ok": True})
 ALLOW_HEADER = (b"allow", b"POST, DELETE, OPTIONS")
+UNAVAILABLE = "The service cannot reach its database right now; retry shortly"
 TOO_LARGE = f"Request body is larger than {MAX_BODY_BYTES // 1024} KB"
 
 
@@ -110,6 +113,12 @@ class McpEndpoint:
             return
         except RpcError as error:
             await _respond_error(send, error, body)
+            return
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            log.warning("database_unavailable", error=type(error).__name__)
+            await _respond_error(send, ServiceUnavailable(UNAVAILABLE), body)
             return
 
         if not replies:
@@ -191,7 +200,9 @@ async def _answer(context: RequestContext, message: Message) -> dict[str, Any]:
         return success(message.id, await handler(context, message.params))
     except RpcError as error:
         return failure(message.id, error)
-    except Exception:
+    except Exception as error:
+        if is_outage(error):
+            raise
         log.exception("method_failed", method=message.method)
         return failure(message.id, RpcError("Internal error"))
 

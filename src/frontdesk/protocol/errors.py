@@ -14,7 +14,8 @@
         ├── Unauthorized         -32003  401  a token that cannot be accepted
         ├── NoActiveCompany      -32004  404  nobody serves this tenant key here
         ├── SessionUnknown       -32001  404  call initialize again
-        └── RateLimited          -32005  429  too many requests from this caller
+        ├── RateLimited          -32005  429  too many requests from this caller
+        └── ServiceUnavailable   -32000  503  the database cannot be reached; retry
 
 Each class carries its JSON-RPC code (and HTTP status), so errors can be checked
 without HTTP.
@@ -163,3 +164,13 @@ class RateLimited(EndpointError):
 
     def headers(self) -> dict[str, str]:
         return {"retry-after": str(self.retry_after)}
+
+
+class ServiceUnavailable(EndpointError):
+    """The database cannot be reached right now; the client should retry shortly."""
+
+    code = SERVICE_UNAVAILABLE
+    status = 503
+
+    def headers(self) -> dict[str, str]:
+        return {"retry-after": "1"}

@@ -9,6 +9,8 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from frontdesk.store import audit
+from frontdesk.store.audit import Event
 from frontdesk.store.tables import oauth_clients
 
 
@@ -28,6 +30,15 @@ class ClientRepository:
 
     async def add(self, client: Client) -> None:
         async with self._engine.begin() as connection:
+            await audit.record(
+                connection,
+                client.tenant_key,
+                Event.CLIENT_REGISTERED,
+                client.created_at,
+                client_id=client.client_id,
+                client_name=client.client_name,
+                redirect_uris=client.redirect_uris,
+            )
             await connection.execute(
                 insert(oauth_clients).values(
                     client_id=client.client_id,

@@ -9,11 +9,14 @@ transaction, so of many concurrent redemptions exactly one wins and none half-is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import and_, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from frontdesk.store import audit
+from frontdesk.store.audit import Event
+from frontdesk.store.moments import as_utc
 from frontdesk.store.tables import (
     access_tokens,
     authorization_codes,
@@ -21,11 +24,6 @@ from frontdesk.store.tables import (
     refresh_tokens,
     token_families,
 )
-
-
-def as_utc(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; everything here is stored in UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,13 +152,24 @@ class GrantRepository:
                 )
                 .returning(token_families.c.id)
             )
-            await _insert_pair(connection, int(family.scalar_one()), tokens, now)
+            family_id = int(family.scalar_one())
+            await _insert_pair(connection, family_id, tokens, now)
+            await audit.record(
+                connection,
+                tenant_key,
+                Event.TOKENS_ISSUED,
+                now,
+                client_id=record.client_id,
+                family_id=family_id,
+                grant="authorization_code",
+            )
         return True
 
     async def revoke_code_grants(self, tenant_key: str, code_hash: str, now: datetime) -> None:
         """A spent code came back: revoke every token it issued (RFC 6749 4.1.2)."""
         async with self._engine.begin() as connection:
-            await connection.execute(
+            await audit.record(connection, tenant_key, Event.CODE_REPLAYED, now)
+            revoked = await connection.execute(
                 update(token_families)
                 .where(
                     token_families.c.code_hash == code_hash,
@@ -168,7 +177,18 @@ class GrantRepository:
                     token_families.c.revoked_at.is_(None),
                 )
                 .values(revoked_at=now)
+                .returning(token_families.c.id, token_families.c.client_id)
             )
+            for family_id, client_id in revoked.all():
+                await audit.record(
+                    connection,
+                    tenant_key,
+                    Event.FAMILY_REVOKED,
+                    now,
+                    client_id=client_id,
+                    family_id=family_id,
+                    reason="code_replayed",
+                )
 
     # Refresh tokens --------------------------------------------------------------------
 
@@ -197,7 +217,13 @@ class GrantRepository:
         )
 
     async def rotate_refresh(
-        self, token_hash: str, family_id: int, tokens: NewTokens, now: datetime
+        self,
+        tenant_key: str,
+        client_id: str,
+        token_hash: str,
+        family_id: int,
+        tokens: NewTokens,
+        now: datetime,
     ) -> bool:
         """Spend the refresh token and issue the next pair in its family, atomically.
 
@@ -220,14 +246,23 @@ class GrantRepository:
                 .values(used_at=now)
             )
             if spent.rowcount != 1:
-                await _revoke_family(connection, family_id, now)
+                await _revoke_family(connection, family_id, now, "refresh_token_reuse")
                 return False
             await _insert_pair(connection, family_id, tokens, now)
+            await audit.record(
+                connection,
+                tenant_key,
+                Event.TOKENS_ISSUED,
+                now,
+                client_id=client_id,
+                family_id=family_id,
+                grant="refresh_token",
+            )
         return True
 
-    async def revoke_family(self, family_id: int, now: datetime) -> None:
+    async def revoke_family(self, family_id: int, now: datetime, reason: str) -> None:
         async with self._engine.begin() as connection:
-            await _revoke_family(connection, family_id, now)
+            await _revoke_family(connection, family_id, now, reason)
 
     # Access tokens ---------------------------------------------------------------------
 
@@ -282,12 +317,21 @@ class GrantRepository:
                 )
             ).scalar()
             if refresh_family is not None:
-                await _revoke_family(connection, int(refresh_family), now)
+                await audit.record(
+                    connection,
+                    tenant_key,
+                    Event.TOKEN_REVOKED,
+                    now,
+                    client_id=client_id,
+                    family_id=int(refresh_family),
+                    revoked="refresh_token",
+                )
+                await _revoke_family(connection, int(refresh_family), now, "revocation")
                 return
             access_family = (
                 select(family.id).where(family.id == access_tokens.c.family_id, ours).exists()
             )
-            await connection.execute(
+            revoked = await connection.execute(
                 update(access_tokens)
                 .where(
                     access_tokens.c.token_hash == token_hash,
@@ -295,7 +339,18 @@ class GrantRepository:
                     access_family,
                 )
                 .values(revoked_at=now)
+                .returning(access_tokens.c.family_id)
             )
+            for (family_id,) in revoked.all():
+                await audit.record(
+                    connection,
+                    tenant_key,
+                    Event.TOKEN_REVOKED,
+                    now,
+                    client_id=client_id,
+                    family_id=family_id,
+                    revoked="access_token",
+                )
 
 
 async def _insert_pair(
@@ -319,9 +374,31 @@ async def _insert_pair(
     )
 
 
-async def _revoke_family(connection: AsyncConnection, family_id: int, now: datetime) -> None:
-    await connection.execute(
+async def _revoke_family(
+    connection: AsyncConnection, family_id: int, now: datetime, reason: str
+) -> None:
+    revoked = await connection.execute(
         update(token_families)
         .where(token_families.c.id == family_id, token_families.c.revoked_at.is_(None))
         .values(revoked_at=now)
+        .returning(token_families.c.tenant_key, token_families.c.client_id)
     )
+    for tenant_key, client_id in revoked.all():
+        if reason == "refresh_token_reuse":
+            await audit.record(
+                connection,
+                tenant_key,
+                Event.REFRESH_REUSE_DETECTED,
+                now,
+                client_id=client_id,
+                family_id=family_id,
+            )
+        await audit.record(
+            connection,
+            tenant_key,
+            Event.FAMILY_REVOKED,
+            now,
+            client_id=client_id,
+            family_id=family_id,
+            reason=reason,
+        )

@@ -7,6 +7,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -111,4 +112,19 @@ refresh_tokens = Table(
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("used_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+# Security events, per company, for the operator (`frontdesk audit list KEY`). Written in
+# the same transaction as the change they record, so the log and the state never disagree.
+audit_events = Table(
+    "audit_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant_key", String(63), nullable=False),
+    Column("occurred_at", DateTime(timezone=True), nullable=False),
+    Column("event", String(40), nullable=False),
+    Column("client_id", String(64), nullable=True),
+    Column("family_id", Integer, nullable=True),
+    Column("detail", JsonDocument, nullable=False),
+    Index("ix_audit_events_tenant_time", "tenant_key", "occurred_at"),
 )

@@ -1,0 +1,99 @@
+"""The audit log: security events per company, recorded inside the transaction of the
+change they describe, and read back by the operator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from frontdesk.store.moments import as_utc
+from frontdesk.store.tables import audit_events
+
+
+class Event(StrEnum):
+    CLIENT_REGISTERED = "client_registered"
+    TOKENS_ISSUED = "tokens_issued"
+    CODE_REPLAYED = "code_replayed"
+    REFRESH_REUSE_DETECTED = "refresh_reuse_detected"
+    FAMILY_REVOKED = "family_revoked"
+    TOKEN_REVOKED = "token_revoked"  # noqa: S105 -- an event name, not a secret
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    occurred_at: datetime
+    event: str
+    client_id: str | None
+    family_id: int | None
+    detail: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "occurred_at": self.occurred_at.isoformat(),
+            "event": self.event,
+            "client_id": self.client_id,
+            "family_id": self.family_id,
+            **self.detail,
+        }
+
+
+async def record(
+    connection: AsyncConnection,
+    tenant_key: str,
+    event: Event,
+    now: datetime,
+    *,
+    client_id: str | None = None,
+    family_id: int | None = None,
+    **detail: Any,
+) -> None:
+    """Add an event within the caller's transaction. Never pass a secret in ``detail``."""
+    await connection.execute(
+        insert(audit_events).values(
+            tenant_key=tenant_key,
+            occurred_at=now,
+            event=event.value,
+            client_id=client_id,
+            family_id=family_id,
+            detail=detail,
+        )
+    )
+
+
+class AuditLog:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def list(
+        self,
+        tenant_key: str,
+        *,
+        since: datetime | None = None,
+        events: list[str] | None = None,
+        limit: int = 100,
+    ) -> list[AuditEvent]:
+        """The company's events, newest first."""
+        table = audit_events.c
+        query = (
+            select(table.occurred_at, table.event, table.client_id, table.family_id, table.detail)
+            .where(table.tenant_key == tenant_key)
+            .order_by(table.occurred_at.desc(), table.id.desc())
+            .limit(limit)
+        )
+        if since is not None:
+            query = query.where(table.occurred_at >= since)
+        if events:
+            query = query.where(table.event.in_(events))
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return [
+            AuditEvent(
+                as_utc(row.occurred_at), row.event, row.client_id, row.family_id, dict(row.detail)
+            )
+            for row in rows
+        ]
