@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import string
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,6 +17,10 @@ from frontdesk.store.clients import Client, ClientRepository
 LOOPBACK_NAMES = frozenset({"localhost"})
 MAX_REDIRECT_URIS = 10
 MAX_URI_LENGTH = 2000
+# RFC 3986 2.2-2.3: every character a URI may hold. Anything else (a quote, a backslash,
+# a caret, non-ASCII) is not a URI: the Location header would carry it re-encoded, so the
+# browser would go somewhere other than what was registered and shown on the consent page.
+URI_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-._~:/?#[]@!$&'()*+,;=%")
 
 
 class RegistrationRequest(BaseModel):
@@ -41,7 +46,7 @@ def is_loopback(host: str) -> bool:
 
 def check_redirect_uri(uri: str) -> None:
     """https anywhere, http only on a loopback host; no fragment, no credentials."""
-    if len(uri) > MAX_URI_LENGTH or any(ord(char) < 0x21 for char in uri):
+    if len(uri) > MAX_URI_LENGTH or not URI_CHARACTERS.issuperset(uri):
         raise InvalidRedirectUri(f"redirect URI is malformed: {uri[:100]!r}")
     try:
         parts = urlsplit(uri)
