@@ -80,6 +80,9 @@ class Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    # Hundreds of calls may connect at once (tests/resilience); the default backlog of 5
+    # would drop connections that a real backend's server would accept.
+    request_queue_size = 512
 
     def __init__(self, backend: ScriptedBackend) -> None:
         super().__init__(("127.0.0.1", 0), Handler)

@@ -19,11 +19,22 @@ OUTAGE_TYPES: tuple[type[BaseException], ...] = (
 )
 
 
+# SQLSTATEs of a server that is going away or not taking connections yet: connection
+# exceptions (class 08), admin and crash shutdown, "the database system is starting up" or
+# "shutting down" (57P01-57P03), too many connections (53300). asyncpg raises these as its
+# own errors, which SQLAlchemy wraps in a bare DBAPIError, not an OperationalError.
+OUTAGE_SQLSTATES = ("08", "57P01", "57P02", "57P03", "53300")
+
+
 def is_outage(error: BaseException) -> bool:
     if isinstance(error, OUTAGE_TYPES):
         return True
-    if isinstance(error, DBAPIError) and error.connection_invalidated:
-        return True
+    if isinstance(error, DBAPIError):
+        if error.connection_invalidated:
+            return True
+        sqlstate = getattr(error.orig, "sqlstate", None)
+        if isinstance(sqlstate, str) and sqlstate.startswith(OUTAGE_SQLSTATES):
+            return True
     # asyncpg reports a dropped or refused connection as its own errors, which SQLAlchemy
     # wraps; they all end in an OSError somewhere down the chain.
     cause = error.__cause__ or error.__context__

@@ -3,13 +3,15 @@ backend call (connections kept alive across calls) and the operator's address po
 
 from __future__ import annotations
 
+import asyncio
 import os
+from urllib.parse import urlsplit
 
 import httpx
 
 from frontdesk.companies.definition import HttpProvider, PythonProvider
 from frontdesk.tools.addresses import AddressPolicy
-from frontdesk.tools.http import HttpToolProvider
+from frontdesk.tools.http import CONNECTIONS_PER_BACKEND, HttpToolProvider
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
 from frontdesk.tools.python import PythonToolProvider
 
@@ -20,6 +22,9 @@ class ProviderFactory:
     ) -> None:
         self._http = http
         self._addresses = addresses or AddressPolicy([])
+        # One lane of connections per backend (scheme, host and port), whichever company
+        # and tool call it.
+        self._lanes: dict[str, asyncio.Semaphore] = {}
 
     def tool_provider(self, reference: PythonProvider | HttpProvider) -> ToolProvider:
         """The provider, or ToolUnavailableError saying why it cannot be built."""
@@ -34,4 +39,7 @@ class ProviderFactory:
                     secret = os.environ.get(reference.secret_env)
                 if not secret:
                     raise ToolUnavailableError(f"{reference.secret_env} is not set")
-                return HttpToolProvider(reference.url, secret, self._http, self._addresses)
+                parts = urlsplit(reference.url)
+                origin = f"{parts.scheme}://{parts.netloc.lower()}"
+                lane = self._lanes.setdefault(origin, asyncio.Semaphore(CONNECTIONS_PER_BACKEND))
+                return HttpToolProvider(reference.url, secret, self._http, self._addresses, lane)

@@ -19,6 +19,7 @@ with the request id. One shared httpx client keeps connections alive across call
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from typing import Any
@@ -35,14 +36,25 @@ from frontdesk.tools.provider import ToolCall, ToolError, ToolResult
 log = structlog.get_logger(__name__)
 
 MAX_RESPONSE_BYTES = 1024 * 1024
+# One backend may hold this many of the shared pool's connections at once (the pool has
+# 200, app.py); further calls to it wait their turn within their own timeout, so a backend
+# that hangs stalls only its own calls, never the pool other companies' calls need.
+CONNECTIONS_PER_BACKEND = 50
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
 
 
 class HttpToolProvider:
     def __init__(
-        self, url: str, secret: str, http: httpx.AsyncClient, addresses: AddressPolicy
+        self,
+        url: str,
+        secret: str,
+        http: httpx.AsyncClient,
+        addresses: AddressPolicy,
+        lane: asyncio.Semaphore | None = None,
     ) -> None:
         self._url = url
+        # Shared by every tool of the same backend (ProviderFactory hands it out).
+        self._lane = lane or asyncio.Semaphore(CONNECTIONS_PER_BACKEND)
         self._secret = secret
         self._http = http
         self._addresses = addresses
@@ -76,7 +88,10 @@ class HttpToolProvider:
             raise ToolError(f"{call.tool} is unavailable right now.") from None
         headers = signature.headers(self._secret, int(time.time()), body, call.request_id)
         try:
-            async with self._http.stream("POST", self._url, content=body, headers=headers) as reply:
+            async with (
+                self._lane,
+                self._http.stream("POST", self._url, content=body, headers=headers) as reply,
+            ):
                 raw = await _read_bounded(reply)
                 status = reply.status_code
         except httpx.HTTPError as error:
