@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import string
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +22,9 @@ MAX_URI_LENGTH = 2000
 # a caret, non-ASCII) is not a URI: the Location header would carry it re-encoded, so the
 # browser would go somewhere other than what was registered and shown on the consent page.
 URI_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-._~:/?#[]@!$&'()*+,;=%")
+# RFC 3986 3.2.2-3.2.3: a bracketed IP literal or a name, then an optional port. urlsplit
+# reads "evil.example[::1]" or "[::1]evil" as the loopback host ::1; browsers refuse both.
+HOST_AND_PORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[^\[\]:]*)(:[0-9]*)?\Z")
 
 
 class RegistrationRequest(BaseModel):
@@ -54,6 +58,8 @@ def check_redirect_uri(uri: str) -> None:
         parts.port  # noqa: B018 -- raises ValueError on a malformed port
     except ValueError:
         raise InvalidRedirectUri(f"redirect URI is malformed: {uri[:100]!r}") from None
+    if not HOST_AND_PORT.match(parts.netloc.rpartition("@")[2]):
+        raise InvalidRedirectUri(f"redirect URI is malformed: {uri[:100]!r}")
     if parts.scheme not in ("https", "http") or not host:
         raise InvalidRedirectUri(f"redirect URI must be https (or http on loopback): {uri!r}")
     if parts.scheme == "http" and not is_loopback(host):

@@ -110,7 +110,13 @@ async def _call_tool(
             is_error=True,
             meta={"mcp/www_authenticate": [challenge]},
         )
-    problem = best_match(tool.arguments.iter_errors(arguments))
+    try:
+        problem = best_match(tool.arguments.iter_errors(arguments))
+    except RecursionError:
+        # JSON nests up to 1024 levels; describing such a value overflows Python's stack.
+        return ToolResult.text(
+            f"Invalid arguments for {tool.name}: arguments are nested too deeply", is_error=True
+        )
     if problem is not None:
         where = "/".join(str(part) for part in problem.absolute_path) or "arguments"
         return ToolResult.text(
@@ -350,7 +356,9 @@ async def completion_complete(context: RequestContext, params: dict[str, Any]) -
 
 async def logging_set_level(_context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     # Accepted for clients that set it, though this endpoint sends no log notifications.
-    if params.get("level") not in LOG_LEVELS:
+    level = params.get("level")
+    # A list or object is not hashable, so it cannot even be looked up in LOG_LEVELS.
+    if type(level) is not str or level not in LOG_LEVELS:
         raise InvalidParams(f"Invalid params: level must be one of {sorted(LOG_LEVELS)}")
     return EMPTY
 

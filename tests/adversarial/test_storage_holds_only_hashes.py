@@ -1,0 +1,71 @@
+"""Tokens stored only as hashes (DESIGN: tokens are opaque; only their SHA-256 is stored).
+tests/oauth/test_token_endpoint.py checks the text columns of the tables it knows; this
+reads every column of every table the database has, audit log included, as whatever
+type it is, and looks for each secret verbatim, clipped, hex- or base64-encoded."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+import httpx
+import pytest
+
+from frontdesk.app import Frontdesk
+from frontdesk.oauth.flow import COOKIE_NAME
+from tests.adversarial.conftest import snapshot
+from tests.oauth import flows
+
+pytestmark = pytest.mark.anyio
+
+
+def disguises(secret: str) -> list[str]:
+    """The ways a careless store could keep a secret: as is, clipped, hex, base64."""
+    raw = secret.encode()
+    random_part = secret.split("_", 1)[-1]
+    return [
+        secret,
+        random_part[:16],
+        random_part[-16:],
+        raw.hex(),
+        base64.b64encode(raw).decode()[:24],
+        base64.urlsafe_b64encode(raw).decode()[:24],
+    ]
+
+
+async def test_no_secret_is_stored_in_any_column_of_any_table(
+    app: Frontdesk, client: httpx.AsyncClient
+) -> None:
+    """No code, token, verifier, flow, nonce or session MAC in any column of any table."""
+    client_id = await flows.register(client)
+    pkce = flows.Pkce.new()
+    page = await flows.consent_page(client, client_id, pkce)
+    sealed = flows.flow_of(page)
+    nonce = client.cookies.get(COOKIE_NAME, path="/v1/initech/oauth")
+    assert nonce
+    allowed = await flows.decide(client, sealed)
+    code = flows.redirect_params(await flows.dev_login(client, allowed))["code"]
+    signed_in = flows.SignIn(
+        client_id, code, "client-state", flows.issuer(), pkce, flows.REDIRECT_URI, flows.TENANT
+    )
+    first = flows.tokens_of(await flows.exchange(client, signed_in), client_id)
+    second = flows.tokens_of(await flows.refresh(client, first), client_id)
+    await flows.refresh(client, first)
+    third = await flows.obtain_tokens(client, client_id=client_id)
+    await flows.revoke(client, third.access, client_id)
+    await flows.revoke(client, third.refresh, client_id)
+    initialized = await flows.mcp(client, flows.rpc("initialize", {}))
+    session_mac = initialized.headers["mcp-session-id"].rpartition(".")[2]
+
+    tokens = [code, first.access, first.refresh, second.access, second.refresh]
+    tokens += [third.access, third.refresh]
+    secrets = [*tokens, pkce.verifier, sealed, nonce, session_mac]
+    stored = "\n".join(
+        value for rows in (await snapshot(app)).values() for row in rows for value in row
+    )
+    for secret in secrets:
+        for disguise in disguises(secret):
+            assert disguise not in stored, (secret, disguise)
+    # The scan saw the grants: each code and token is there as its SHA-256.
+    for token in tokens:
+        assert hashlib.sha256(token.encode()).hexdigest() in stored
