@@ -333,18 +333,11 @@ async def test_metrics_never_carry_a_tenant_key_or_a_path(client: httpx.AsyncCli
 # Access log
 
 
-@pytest.fixture
-def fresh_access_logger(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A logger of the test's own: one cached by an earlier test keeps an old stream."""
-    monkeypatch.setattr(edge, "log", structlog.get_logger("frontdesk.access"))
-
-
 def access_lines(stderr: str) -> list[dict[str, Any]]:
     entries = [orjson.loads(line) for line in stderr.splitlines() if line.startswith("{")]
     return [entry for entry in entries if entry.get("event") == "request"]
 
 
-@pytest.mark.usefixtures("fresh_access_logger")
 async def test_the_access_log_never_holds_the_query_string(
     make_settings: Callable[..., Settings], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -363,7 +356,6 @@ async def test_the_access_log_never_holds_the_query_string(
     assert line["request_id"] == "trace-7"
 
 
-@pytest.mark.usefixtures("fresh_access_logger")
 async def test_the_access_log_can_be_turned_off(
     make_settings: Callable[..., Settings], capsys: pytest.CaptureFixture[str]
 ) -> None:

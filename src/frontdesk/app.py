@@ -67,7 +67,7 @@ class Services:
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
-        database = Database(settings.database_url)
+        database = Database(settings.database_url, settings.database_pool_size)
         companies = CompanyRepository(database.engine)
         http = httpx.AsyncClient(timeout=10.0, follow_redirects=False)
         backends = httpx.AsyncClient(

@@ -12,6 +12,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 JSON_CONTENT = (b"content-type", b"application/json")
+_HEADER_INDEX = "frontdesk.headers"
 
 
 class BodyTooLargeError(Exception):
@@ -23,11 +24,16 @@ class ClientDisconnectedError(Exception):
 
 
 def header(scope: Scope, name: bytes) -> bytes | None:
-    """The first value of a header (lower-case name), as ASGI hands it over."""
-    for key, value in scope["headers"]:
-        if key == name:
-            return value  # type: ignore[no-any-return]
-    return None
+    """The first value of a header (lower-case name), as ASGI hands it over.
+
+    The headers are indexed once per request and kept in the scope, since the hot path
+    asks for several of them.
+    """
+    index: dict[bytes, bytes] | None = scope.get(_HEADER_INDEX)
+    if index is None:
+        # Reversed, so that the first of repeated headers is the one kept.
+        index = scope[_HEADER_INDEX] = dict(reversed(scope["headers"]))
+    return index.get(name)
 
 
 async def read_body(receive: Receive, limit: int) -> bytes:

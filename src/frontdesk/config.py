@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     base_url: str = "http://127.0.0.1:8000"
     region: Region = Region.EU
     database_url: str = "sqlite+aiosqlite:///frontdesk.db"
+    # Connections each worker keeps open to PostgreSQL (plus up to 10 more under bursts).
+    database_pool_size: int = Field(default=20, ge=1, le=200)
     redis_url: str | None = None
     # The first key signs; every key verifies, so a new key can be rolled in without
     # ending the sessions signed with the old one.

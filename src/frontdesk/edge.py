@@ -16,9 +16,7 @@ import structlog
 
 from frontdesk.asgi import JSON_CONTENT, Message, Receive, Scope, Send, header, respond
 from frontdesk.config import Settings
-from frontdesk.observability import Metrics
-
-log = structlog.get_logger("frontdesk.access")
+from frontdesk.observability import AccessLog, Metrics
 
 # A request id we accept from a proxy: short and plain, so it is safe in logs and headers.
 _REQUEST_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
@@ -64,7 +62,7 @@ class Edge:
         self._hosts = settings.accepted_hosts
         self._any_origin = "*" in settings.cors_origins
         self._origins = frozenset(origin.encode() for origin in settings.cors_origins)
-        self._access_log = settings.access_log
+        self._access_log = AccessLog(settings.log_json) if settings.access_log else None
         self._metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -147,14 +145,9 @@ class Edge:
     def _record(self, scope: Scope, status: int, started: float, request_id: str) -> None:
         elapsed = time.perf_counter() - started
         route = route_label(scope["path"])
-        self._metrics.requests.labels(route, scope["method"], str(status)).inc()
-        self._metrics.duration.labels(route).observe(elapsed)
-        if self._access_log:
+        self._metrics.record(route, scope["method"], status, elapsed)
+        if self._access_log is not None:
             # The path only: query strings can carry codes and state that must not be logged.
-            log.info(
-                "request",
-                method=scope["method"],
-                path=scope["path"],
-                status=status,
-                duration_ms=round(elapsed * 1000, 2),
+            self._access_log.write(
+                request_id, scope["method"], scope["path"], status, round(elapsed * 1000, 2)
             )

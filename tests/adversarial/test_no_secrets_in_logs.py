@@ -117,10 +117,10 @@ async def test_a_whole_sign_in_leaves_no_secret_in_any_log_line(
     assert any("canary-stdlib-9a8b" in line for line in lines)
     structlog_lines = captured.structlog_stream.getvalue()
     # The capture saw the service talk: access lines, events, and stdlib records.
-    assert '"event": "request"' in structlog_lines
-    assert '"event": "tokens_issued"' in structlog_lines
-    assert '"event": "signin_completed"' in structlog_lines
-    assert '"level": "debug"' in structlog_lines or captured.records
+    assert '"event":"request"' in structlog_lines
+    assert '"event":"tokens_issued"' in structlog_lines
+    assert '"event":"signin_completed"' in structlog_lines
+    assert '"level":"debug"' in structlog_lines or captured.records
     assert any(record.startswith("sqlalchemy.engine") for record in captured.records)
     for secret in secrets:
         for piece in secret_pieces(secret):

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import structlog
-from jsonschema import Draft202012Validator
 from limits import RateLimitItem
 from limits import parse as parse_rate_limit
 
@@ -27,6 +26,7 @@ from frontdesk.companies.definition import (
 )
 from frontdesk.content import PromptBuilder, ResourceReader, prompt_builder, resource_reader
 from frontdesk.oauth.scopes import SUPPORTED as SUPPORTED_SCOPES
+from frontdesk.schemas import SchemaCheck
 from frontdesk.tools.factory import ProviderFactory
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
 
@@ -54,8 +54,8 @@ def _drop_none(document: dict[str, Any]) -> dict[str, Any]:
 @dataclass(frozen=True, slots=True)
 class ServedTool:
     definition: ToolDefinition
-    arguments: Draft202012Validator
-    output: Draft202012Validator | None
+    arguments: SchemaCheck
+    output: SchemaCheck | None
     # None when the provider could not be loaded: the tool is still listed (the company
     # meant to offer it) and a call says it is unavailable.
     provider: ToolProvider | None
@@ -90,8 +90,8 @@ class ServedTool:
 
 def _serve_tool(tenant_key: str, tool: ToolDefinition, providers: ProviderFactory) -> ServedTool:
     provider = _load(tenant_key, "tool", tool.name, lambda: providers.tool_provider(tool.provider))
-    output = Draft202012Validator(tool.output_schema) if tool.output_schema else None
-    return ServedTool(tool, Draft202012Validator(tool.input_schema), output, provider)
+    output = SchemaCheck(tool.output_schema) if tool.output_schema else None
+    return ServedTool(tool, SchemaCheck(tool.input_schema), output, provider)
 
 
 @dataclass(frozen=True, slots=True)

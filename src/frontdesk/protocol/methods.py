@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import structlog
-from jsonschema.exceptions import best_match
 
 from frontdesk import __version__
 from frontdesk.companies.catalog import ServedTool
@@ -110,18 +109,9 @@ async def _call_tool(
             is_error=True,
             meta={"mcp/www_authenticate": [challenge]},
         )
-    try:
-        problem = best_match(tool.arguments.iter_errors(arguments))
-    except RecursionError:
-        # JSON nests up to 1024 levels; describing such a value overflows Python's stack.
-        return ToolResult.text(
-            f"Invalid arguments for {tool.name}: arguments are nested too deeply", is_error=True
-        )
+    problem = tool.arguments.problem(arguments)
     if problem is not None:
-        where = "/".join(str(part) for part in problem.absolute_path) or "arguments"
-        return ToolResult.text(
-            f"Invalid arguments for {tool.name}: {where}: {problem.message}", is_error=True
-        )
+        return ToolResult.text(f"Invalid arguments for {tool.name}: {problem}", is_error=True)
     if tool.provider is None:
         return ToolResult.text(f"{tool.name} is unavailable right now.", is_error=True)
     call = ToolCall(
@@ -148,7 +138,7 @@ async def _call_tool(
         return ToolResult.text(f"{tool.name} failed; please try again later.", is_error=True)
     if tool.output is not None and not result.is_error:
         structured = result.structured
-        if structured is None or best_match(tool.output.iter_errors(structured)) is not None:
+        if structured is None or tool.output.problem(structured) is not None:
             log.error("tool_output_invalid", tenant=company.tenant_key, tool=tool.name)
             return ToolResult.text(
                 f"{tool.name} answered in a shape it did not declare.", is_error=True

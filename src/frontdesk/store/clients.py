@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,9 +25,15 @@ class Client:
     created_at: datetime
 
 
+MAX_KNOWN_CLIENTS = 10_000
+
+
 class ClientRepository:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
+        # Registered clients never change, so a found one is kept (bounded) and the token
+        # endpoint's client check costs no query after the first.
+        self._known: OrderedDict[tuple[str, str], Client] = OrderedDict()
 
     async def add(self, client: Client) -> None:
         async with self._engine.begin() as connection:
@@ -55,6 +62,9 @@ class ClientRepository:
         if "\x00" in client_id:
             # No client id holds a NUL, and PostgreSQL refuses one in a text parameter.
             return None
+        known = self._known.get((tenant_key, client_id))
+        if known is not None:
+            return known
         query = select(
             oauth_clients.c.client_id,
             oauth_clients.c.tenant_key,
@@ -68,4 +78,10 @@ class ClientRepository:
         )
         async with self._engine.connect() as connection:
             row = (await connection.execute(query)).first()
-        return None if row is None else Client(*row)
+        if row is None:
+            return None
+        client = Client(*row)
+        self._known[(tenant_key, client_id)] = client
+        if len(self._known) > MAX_KNOWN_CLIENTS:
+            self._known.popitem(last=False)
+        return client

@@ -25,7 +25,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def create_engine(url: str) -> AsyncEngine:
+def create_engine(url: str, pool_size: int = 20) -> AsyncEngine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database
@@ -34,15 +34,20 @@ def create_engine(url: str) -> AsyncEngine:
         engine = create_async_engine(url)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    # No pre-ping: it costs a round trip on every checkout, on the hot path of every signed-in
+    # call. A connection that died (a database restart) fails its next statement instead;
+    # that is answered 503 (store.outage) and SQLAlchemy then replaces the whole pool.
+    # Overflow connections are closed when returned, so the pool holds what a busy worker
+    # keeps in use at once rather than opening and closing connections under load.
+    return create_async_engine(url, pool_size=pool_size, max_overflow=10, pool_recycle=1800)
 
 
 class Database:
     """One engine per process, shared by every repository."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, pool_size: int = 20) -> None:
         self.url = url
-        self.engine = create_engine(url)
+        self.engine = create_engine(url, pool_size)
 
     @property
     def backend(self) -> str:
