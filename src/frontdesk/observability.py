@@ -70,9 +70,7 @@ class AccessLog:
 
     def write(self, request_id: str, method: str, path: str, status: int, ms: float) -> None:
         if not self._json:
-            self._console.info(
-                "request", method=method, path=path, status=status, duration_ms=ms
-            )
+            self._console.info("request", method=method, path=path, status=status, duration_ms=ms)
             return
         line = orjson.dumps(
             {
