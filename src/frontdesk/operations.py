@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 import uvicorn
 
 from frontdesk.companies.files import apply_companies, read_companies_file
+from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
 from frontdesk.store.audit import AuditEvent, AuditLog
 from frontdesk.store.companies import ApplyOutcome, CompanyRepository
@@ -18,6 +21,11 @@ from frontdesk.store.database import Database
 
 def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
     print(f"Frontdesk ({settings.env.value}, region {settings.region.value})", flush=True)
+    # Migrations and the demo seed run once, here, before any worker starts: workers that
+    # each did it at once would race on the schema and on the seed's insert.
+    asyncio.run(prepare_database(settings))
+    os.environ["FRONTDESK_AUTO_MIGRATE"] = "false"
+    os.environ["FRONTDESK_SEED_DEMO"] = "false"
     if settings.should_seed_demo:
         print(f"Demo company's MCP endpoint: {settings.mcp_url('demo')}", flush=True)
     uvicorn.run(
@@ -32,6 +40,18 @@ def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
         log_level="warning",
         server_header=False,
     )
+
+
+async def prepare_database(settings: Settings) -> None:
+    """Migrate (when FRONTDESK_AUTO_MIGRATE) and seed the demo company (when asked)."""
+    database = Database(settings.database_url)
+    try:
+        if settings.auto_migrate:
+            await database.migrate()
+        if settings.should_seed_demo:
+            await seed_demo_company(CompanyRepository(database.engine))
+    finally:
+        await database.close()
 
 
 async def _with_database(settings: Settings) -> Database:

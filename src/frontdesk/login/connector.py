@@ -34,6 +34,10 @@ class LoginFailed(Exception):
     """The company's login did not vouch for the customer; the message is safe to show."""
 
 
+class ProviderUnavailable(LoginFailed):
+    """The company's login could not be reached or answered nonsense (try again later)."""
+
+
 class LoginConnector(Protocol):
     async def begin(self, attempt: LoginAttempt) -> str:
         """The URL to send the customer's browser to."""

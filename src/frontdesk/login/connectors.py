@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -12,7 +13,9 @@ from frontdesk.companies.definition import SigninSetup
 from frontdesk.config import Settings
 from frontdesk.login.connector import LoginConnector, LoginFailed
 from frontdesk.login.dev import DevLogin
-from frontdesk.login.oidc import OidcLogin, OidcSettings
+
+if TYPE_CHECKING:
+    from frontdesk.login.oidc import OidcSettings
 
 UNAVAILABLE = "Sign-in is not available for this company right now."
 
@@ -24,7 +27,7 @@ class LoginConnectors:
         # Keyed by the setup's JSON (the model holds a list, so it cannot be hashed): a
         # changed setup gets a new connector, an unchanged one keeps its cached provider
         # metadata and keys.
-        self._oidc: dict[tuple[str, str], OidcLogin] = {}
+        self._oidc: dict[tuple[str, str], LoginConnector] = {}
 
     def for_company(self, tenant_key: str, setup: SigninSetup) -> LoginConnector:
         login = setup.login
@@ -37,18 +40,22 @@ class LoginConnectors:
                 key = (tenant_key, login.model_dump_json())
                 connector = self._oidc.get(key)
                 if connector is None:
-                    connector = OidcLogin(self._oidc_settings(login), self._http)
+                    # Imported here: the JOSE stack is only loaded by instances that serve
+                    # a company with an OpenID Connect login.
+                    from frontdesk.login.oidc import OidcLogin, OidcSettings
+
+                    connector = OidcLogin(self._oidc_settings(login, OidcSettings), self._http)
                     self._oidc[key] = connector
                 return connector
 
     @staticmethod
-    def _oidc_settings(login: OidcSetup) -> OidcSettings:
+    def _oidc_settings(login: OidcSetup, settings: type[OidcSettings]) -> OidcSettings:
         secret = login.client_secret
         if login.client_secret_env is not None:
             secret = os.environ.get(login.client_secret_env)
         if not secret:
             raise LoginFailed(UNAVAILABLE)
-        return OidcSettings(
+        return settings(
             issuer=login.issuer,
             client_id=login.client_id,
             client_secret=secret,

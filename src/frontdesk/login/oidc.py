@@ -21,15 +21,11 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-from frontdesk.login.connector import Identity, LoginAttempt, LoginFailed
+from frontdesk.login.connector import Identity, LoginAttempt, LoginFailed, ProviderUnavailable
 from frontdesk.signing import b64encode
 
 METADATA_TTL_SECONDS = 3600
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"]
-
-
-class ProviderUnavailable(LoginFailed):
-    """The identity provider could not be reached or answered nonsense."""
 
 
 @dataclass(frozen=True, slots=True)

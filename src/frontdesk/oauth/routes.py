@@ -22,10 +22,9 @@ from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.config import Settings
-from frontdesk.login.connector import LoginAttempt, LoginFailed
+from frontdesk.login.connector import LoginAttempt, LoginFailed, ProviderUnavailable
 from frontdesk.login.connectors import LoginConnectors
 from frontdesk.login.dev import DevLogin
-from frontdesk.login.oidc import ProviderUnavailable
 from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth import metadata
 from frontdesk.oauth.authorize import check_authorize_request, redirect_with
