@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from frontdesk.store.database import for_reads
 from frontdesk.store.moments import as_utc
 from frontdesk.store.tables import audit_events
 
@@ -68,6 +69,7 @@ async def record(
 class AuditLog:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
+        self._reads = for_reads(engine)
 
     async def list(
         self,
@@ -89,7 +91,7 @@ class AuditLog:
             query = query.where(table.occurred_at >= since)
         if events:
             query = query.where(table.event.in_(events))
-        async with self._engine.connect() as connection:
+        async with self._reads.connect() as connection:
             rows = (await connection.execute(query)).all()
         return [
             AuditEvent(

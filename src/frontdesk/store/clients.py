@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
+from frontdesk.store.database import for_reads
 from frontdesk.store.tables import oauth_clients
 
 
@@ -31,6 +32,7 @@ MAX_KNOWN_CLIENTS = 10_000
 class ClientRepository:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
+        self._reads = for_reads(engine)
         # Registered clients never change, so a found one is kept (bounded) and the token
         # endpoint's client check costs no query after the first.
         self._known: OrderedDict[tuple[str, str], Client] = OrderedDict()
@@ -76,7 +78,7 @@ class ClientRepository:
             oauth_clients.c.client_id == client_id,
             oauth_clients.c.tenant_key == tenant_key,
         )
-        async with self._engine.connect() as connection:
+        async with self._reads.connect() as connection:
             row = (await connection.execute(query)).first()
         if row is None:
             return None

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from frontdesk.store.database import for_reads
 from frontdesk.store.tables import companies
 
 
@@ -30,6 +31,7 @@ class StoredCompany:
 class CompanyRepository:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
+        self._reads = for_reads(engine)
 
     async def get(self, tenant_key: str) -> StoredCompany | None:
         query = select(
@@ -38,7 +40,7 @@ class CompanyRepository:
             companies.c.revision,
             companies.c.updated_at,
         ).where(companies.c.tenant_key == tenant_key)
-        async with self._engine.connect() as connection:
+        async with self._reads.connect() as connection:
             row = (await connection.execute(query)).first()
         return None if row is None else StoredCompany(*row)
 
@@ -49,7 +51,7 @@ class CompanyRepository:
             companies.c.revision,
             companies.c.updated_at,
         ).order_by(companies.c.tenant_key)
-        async with self._engine.connect() as connection:
+        async with self._reads.connect() as connection:
             rows = (await connection.execute(query)).all()
         return [StoredCompany(*row) for row in rows]
 

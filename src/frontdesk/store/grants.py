@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
+from frontdesk.store.database import for_reads
 from frontdesk.store.moments import as_utc
 from frontdesk.store.tables import (
     access_tokens,
@@ -74,6 +75,7 @@ class AccessRecord:
 class GrantRepository:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
+        self._reads = for_reads(engine)
 
     # Codes -----------------------------------------------------------------------------
 
@@ -108,7 +110,7 @@ class GrantRepository:
             table.expires_at,
             table.used_at,
         ).where(table.code_hash == code_hash, table.tenant_key == tenant_key)
-        async with self._engine.connect() as connection:
+        async with self._reads.connect() as connection:
             row = (await connection.execute(query)).first()
         if row is None:
             return None
@@ -208,7 +210,7 @@ class GrantRepository:
             .join(token_families, token_families.c.id == refresh_tokens.c.family_id)
             .where(refresh_tokens.c.token_hash == token_hash, family.tenant_key == tenant_key)
         )
-        async with self._engine.connect() as connection:
+        async with self._reads.connect() as connection:
             row = (await connection.execute(query)).first()
         if row is None:
             return None
@@ -294,7 +296,7 @@ class GrantRepository:
                 family.revoked_at.is_(None),
             )
         )
-        async with self._engine.connect() as connection:
+        async with self._reads.connect() as connection:
             row = (await connection.execute(query)).first()
         if row is None:
             return None
