@@ -1,0 +1,1 @@
+"""Servers the benchmark measures Frontdesk against, each serving the same ``echo`` tool."""

@@ -1,0 +1,451 @@
+"""From measurements to bench/RESULTS.md: the table, issue 6's targets, the profiles."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from benchkit.load import Measurement
+from benchkit.messages import HANDSHAKE_VERSION
+from benchkit.processes import BenchError, Quiet, run
+from benchkit.profiles import Profile
+from benchkit.servers import BENCH, Environment, Running
+from benchkit.systems import BATCH, SERVER_BY_KEY, Scenario, Server
+
+# Other CPU use (cores) during a run above which its figures count as disturbed.
+DISTURBED = 0.15
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    scenario: Scenario
+    runs: list[Measurement]
+
+    @property
+    def server(self) -> Server:
+        return SERVER_BY_KEY[self.scenario.server]
+
+    @property
+    def rps(self) -> float:
+        return statistics.median(m.rps for m in self.runs)
+
+    @property
+    def low(self) -> float:
+        return min(m.rps for m in self.runs)
+
+    @property
+    def high(self) -> float:
+        return max(m.rps for m in self.runs)
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(m.p50_ms for m in self.runs)
+
+    @property
+    def p99(self) -> float:
+        return statistics.median(m.p99_ms for m in self.runs)
+
+    @property
+    def rss(self) -> float:
+        return self.runs[-1].rss_worker_mb
+
+    @property
+    def server_cpu(self) -> float:
+        return statistics.median(m.server_cpu for m in self.runs)
+
+    @property
+    def other_cpu(self) -> float:
+        return statistics.median(m.other_cpu for m in self.runs)
+
+    @property
+    def postgres_cpu(self) -> float:
+        return statistics.median(m.postgres_cpu for m in self.runs)
+
+    @property
+    def wrk_cpu(self) -> float:
+        return statistics.median(m.wrk_cpu for m in self.runs)
+
+    @property
+    def errors(self) -> int:
+        return sum(m.errors + m.socket_errors for m in self.runs)
+
+    @property
+    def pg_sessions_per_second(self) -> float | None:
+        found = [m.pg_sessions / m.seconds for m in self.runs if m.pg_sessions is not None]
+        return statistics.median(found) if found else None
+
+
+def rows_of(scenarios: Sequence[Scenario], measurements: Sequence[Measurement]) -> list[Row]:
+    rows = []
+    for scenario in scenarios:
+        runs = [m for m in measurements if m.scenario == scenario.key]
+        if runs:
+            rows.append(Row(scenario, runs))
+    return rows
+
+
+def _n(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def _x(value: float, base: float) -> str:
+    return f"×{value / base:.2f}" if base > 0 else "-"
+
+
+def results_table(rows: Sequence[Row], ceiling: Row) -> list[str]:
+    lines = [
+        "| scenario | server | req/s: median (min–max) | ÷ ceiling | p50 ms (÷ ceiling) "
+        "| p99 ms (÷ ceiling) | RSS MB/worker (÷ ceiling) | server CPU (µs/request) "
+        "| other CPU | errors |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row.scenario.label} | {row.server.label} "
+            f"| **{_n(row.rps)}** ({_n(row.low)}–{_n(row.high)}) | {row.rps / ceiling.rps:.3f} "
+            f"| {_ms(row.p50)} ({_x(row.p50, ceiling.p50)}) "
+            f"| {_ms(row.p99)} ({_x(row.p99, ceiling.p99)}) "
+            f"| {row.rss:.0f} ({_x(row.rss, ceiling.rss)}) "
+            f"| {row.server_cpu:.0%} ({row.server_cpu / row.rps * 1e6:,.0f} µs) "
+            f"| {row.other_cpu:.0%} | {row.errors} |"
+        )
+    return lines
+
+
+def servers_table(running: Sequence[Running], rows: Sequence[Row]) -> list[str]:
+    lines = [
+        "| server | processes | RSS MB/worker at start | after its last run | total RSS after |",
+        "|---|--:|--:|--:|--:|",
+    ]
+    for server in running:
+        last = [row.runs[-1] for row in rows if row.server.key == server.server.key]
+        final = max(last, key=lambda m: m.round) if last else None
+        after = f"{final.rss_worker_mb:.0f}" if final else "-"
+        total = f"{final.rss_total_mb:.0f}" if final else "-"
+        processes = server.server.workers + (1 if server.server.workers > 1 else 0)
+        lines.append(
+            f"| {server.server.label} | {processes} | {server.rss_at_start_mb:.0f} "
+            f"| {after} | {total} |"
+        )
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    name: str
+    measured: str
+    met: bool
+
+
+def targets(rows: dict[str, Row]) -> list[Target]:
+    """Issue 6's targets, each computed from figures of this run."""
+    found: list[Target] = []
+    ceiling, guest = rows.get("ceiling"), rows.get("guest-call")
+    if ceiling and guest:
+        ratio = guest.rps / ceiling.rps
+        found.append(Target("guest tools/call ≥ 50% of the ceiling", f"{ratio:.1%}", ratio >= 0.5))
+        for key, factor, what in (
+            ("mcp-python", 6, "the Python SDK, stateless JSON"),
+            ("mcp-python-2026", 6, "the Python SDK, 2026-07-28 mode"),
+            ("mcp-typescript", 5, "the TS SDK"),
+        ):
+            other = rows.get(key)
+            if other:
+                times = guest.rps / other.rps
+                name = f"guest tools/call ≥ {factor}× {what}"
+                found.append(Target(name, f"{times:.2f}×", times >= factor))
+    bearer = rows.get("bearer-pg")
+    if ceiling and bearer:
+        ratio = bearer.rps / ceiling.rps
+        name = "signed-in tools/call on PostgreSQL ≥ 35% of the ceiling"
+        found.append(Target(name, f"{ratio:.1%}", ratio >= 0.35))
+    batch = rows.get("guest-batch")
+    if guest and batch:
+        cost = guest.rps / (batch.rps * BATCH)
+        name = f"a batch of {BATCH} costs ≤ 1/3 per request of {BATCH} single requests"
+        found.append(Target(name, f"{cost:.2f} per call", cost <= 1 / 3))
+    for key in ("guest-call", "bearer-pg"):
+        row = rows.get(key)
+        if row:
+            name = f"p99 ≤ 10 ms: {row.scenario.label}, {row.server.label}"
+            found.append(Target(name, f"{row.p99:.1f} ms", row.p99 <= 10))
+    frontdesk = [row for row in rows.values() if row.server.kind == "frontdesk"]
+    if frontdesk:
+        worst = max(frontdesk, key=lambda row: row.rss)
+        measured = f"largest: {worst.rss:.0f} MB ({worst.server.label})"
+        found.append(Target("RSS ≤ 80 MB per worker after the run", measured, worst.rss <= 80))
+    for one, two in (("guest-call-pg", "guest-call-pg-2w"), ("bearer-pg", "bearer-pg-2w")):
+        single, double = rows.get(one), rows.get(two)
+        if single and double:
+            times = double.rps / single.rps
+            name = f"2 workers ≥ 1.6× one worker: {single.scenario.label}, PostgreSQL"
+            found.append(Target(name, f"{times:.2f}×", times >= 1.6))
+    for key in ("refresh-pg", "refresh-pg-2w"):
+        row = rows.get(key)
+        if row:
+            per_worker = row.rps / row.server.workers
+            name = f"refresh grants on PostgreSQL ≥ 1,000/s per worker ({row.server.label})"
+            found.append(Target(name, f"{per_worker:,.0f}/s per worker", per_worker >= 1000))
+    return found
+
+
+def source_state() -> str:
+    """Which Frontdesk the servers run: the commit, and a digest of uncommitted changes."""
+    git = ["git", "-C", str(BENCH.parent)]
+    try:
+        commit = run([*git, "rev-parse", "--short=12", "HEAD"], timeout=30).strip()
+        changed = run([*git, "status", "--porcelain", "--", "src"], timeout=30).splitlines()
+        diff = run([*git, "diff", "HEAD", "--", "src"], timeout=30)
+    except (BenchError, OSError):
+        return "not a git checkout"
+    if not changed:
+        return f"commit {commit}, src/ clean"
+    digest = hashlib.sha256(diff.encode()).hexdigest()[:12]
+    return f"commit {commit} with {len(changed)} uncommitted file(s) in src/ (diff {digest})"
+
+
+def machine_facts(
+    env: Environment, postgres_version: str | None, source: str
+) -> list[tuple[str, str]]:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "unknown",
+    )
+    memory_kb = int(Path("/proc/meminfo").read_text().split()[1])
+    debian = Path("/etc/debian_version")
+    debian_version = debian.read_text().strip() if debian.exists() else "?"
+
+    def first_line(command: Sequence[str]) -> str:
+        try:
+            return run(command, timeout=30).strip().splitlines()[0]
+        except (BenchError, IndexError, OSError):
+            return "unknown"
+
+    def version(python: Path, name: str) -> str:
+        code = f"import importlib.metadata as m; print(m.version({name!r}))"
+        return first_line([str(python), "-c", code])
+
+    sdk = BENCH / "node" / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+    wrk_version = "unknown"
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(
+            ["wrk", "--version"], capture_output=True, text=True, timeout=10, check=False
+        )
+        wrk_version = done.stdout.split(" [")[0]
+    fd, bench = env.frontdesk_python, env.bench_python
+    stack = ", ".join(
+        f"{name} {version(fd, name)}"
+        for name in ("uvicorn", "uvloop", "httptools", "sqlalchemy", "asyncpg", "aiosqlite")
+    )
+    return [
+        ("CPU", f"{cpu}, {os.cpu_count()} cores"),
+        ("memory", f"{memory_kb / 1024 / 1024:.1f} GiB"),
+        ("OS", f"Debian {debian_version}, Linux {platform.release()}"),
+        ("Python", platform.python_version()),
+        ("Frontdesk", f"{version(fd, 'frontdesk')}, {source}, on {stack}"),
+        ("MCP Python SDK", f"mcp {version(bench, 'mcp')}, uvicorn {version(bench, 'uvicorn')}"),
+        (
+            "MCP TypeScript SDK",
+            f"@modelcontextprotocol/sdk {json.loads(sdk.read_text())['version']}, "
+            f"Node {first_line([env.args.node, '--version'])}",
+        ),
+        ("load generator", wrk_version),
+        ("PostgreSQL", postgres_version or "not used"),
+    ]
+
+
+def _profile_section(found: Profile) -> list[str]:
+    lines = [
+        f"### {found.scenario}",
+        "",
+        f"{found.samples:,} samples with the GIL held; {found.main_share:.0%} in the event "
+        f"loop's thread (the rest in other threads). Stacks: `{found.path.relative_to(BENCH)}` "
+        "(py-spy raw format; `flamegraph.pl` or speedscope draw them).",
+        "",
+        "| self | function (event-loop thread) | | incl. | Frontdesk function, with callees |",
+        "|--:|---|---|--:|---|",
+    ]
+    for index in range(max(len(found.own), len(found.ours))):
+        own = found.own[index] if index < len(found.own) else ("", 0.0)
+        ours = found.ours[index] if index < len(found.ours) else ("", 0.0)
+        lines.append(
+            f"| {own[1]:.1%} | `{own[0]}` | | {ours[1]:.1%} | `{ours[0]}` |"
+            if ours[0]
+            else f"| {own[1]:.1%} | `{own[0]}` | | | |"
+        )
+    lines += [
+        "",
+        "Self time by package (event-loop thread): "
+        + ", ".join(f"{name} {share:.1%}" for name, share in found.packages),
+    ]
+    if found.threads:
+        lines.append(
+            "Other threads (of all samples): "
+            + ", ".join(f"`{name}` {share:.1%}" for name, share in found.threads[:5])
+        )
+    return [*lines, ""]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    started: datetime
+    args: argparse.Namespace
+    facts: list[tuple[str, str]]
+    rows: list[Row]
+    running: list[Running]
+    profiles: list[Profile]
+    notes: list[str]
+    quiet: Quiet
+
+
+def render(report: Report) -> str:
+    args, rows = report.args, report.rows
+    by_key = {row.scenario.key: row for row in rows}
+    ceiling = by_key["ceiling"]
+    command = " ".join(["bench/run", *(shlex.quote(a) for a in args.argv)])
+    lines = [
+        "# Benchmark results",
+        "",
+        "Written by `bench/run` ([README.md](README.md)); each run replaces this file.",
+        "",
+        f"- **Date**: {report.started:%Y-%m-%d %H:%M} UTC",
+        f"- **Command**: `{command}`",
+        *(f"- **{name}**: {value}" for name, value in report.facts),
+        f"- **Method**: wrk, {args.connections} connections, {args.threads} "
+        f"thread{'s' * (args.threads != 1)}, keep-alive, loopback; "
+        f"{args.rounds} round{'s' * (args.rounds != 1)} over the {len(rows)} scenarios, each "
+        "round in a rotated order; "
+        f"{args.warmup} s warm-up + {args.duration} s measured per run. Figures are the "
+        "median of the rounds (req/s also min–max). 1-worker servers pinned to CPU "
+        f"{args.server_cpu} and wrk to CPU {args.load_cpu} (taskset).",
+        f"- **Quiet machine**: before each run the bench waited (at most 60 s, "
+        f"{args.quiet_wait} s in all) for the machine to be under {args.quiet_below:.0%} "
+        f"busy with our servers idle; it waited {report.quiet.waited:.0f} s in all, and "
+        f"{sum(b >= args.quiet_below for b in report.quiet.samples)} of "
+        f"{len(report.quiet.samples)} runs started busier than that. The *other CPU* "
+        "column shows what still ran beside each run.",
+        "",
+        "## Results",
+        "",
+        "Each figure also as a ratio to the bare-ASGI ceiling of this run (for req/s higher "
+        "is better; for latency and memory lower is). RSS: the largest worker, after that "
+        "server's last run. Server CPU: cores its processes used under load (100% = one "
+        "core; well under 100% for a 1-worker server means it waited on something else), "
+        "and that CPU time per request: the cost the hot path pays, less sensitive to "
+        "latency than req/s. "
+        "Other CPU: the machine's process time during the run (user, system, steal; "
+        "interrupts, where the kernel moves loopback packets, left out) apart from the "
+        "server, wrk and PostgreSQL's backends: whatever else runs on this machine. More "
+        "than a few percent means the figure was disturbed.",
+        "",
+        *results_table(rows, ceiling),
+        "",
+    ]
+    guest, batch = by_key.get("guest-call"), by_key.get("guest-batch")
+    if guest and batch:
+        calls = batch.rps * BATCH
+        lines += [
+            f"Batches of {BATCH}: {_n(batch.rps)} requests/s = **{_n(calls)} tool calls/s**; "
+            f"a call in a batch costs {guest.rps / calls:.2f} of a single-request call "
+            f"({1e3 / calls:.3f} ms against {1e3 / guest.rps:.3f} ms).",
+            "",
+        ]
+    churn = [(row, rate) for row in rows if (rate := row.pg_sessions_per_second) is not None]
+    if churn:
+        lines += [
+            "PostgreSQL connections opened per second of load (`pg_stat_database.sessions`): "
+            + ", ".join(f"{row.scenario.key} {rate:,.1f}" for row, rate in churn),
+            "",
+        ]
+    lines += ["### Servers", "", *servers_table(report.running, rows), ""]
+    found = targets(by_key)
+    if found:
+        lines += ["## Targets (issue 6)", "", "| target | measured | met |", "|---|---|:-:|"]
+        lines += [f"| {t.name} | {t.measured} | {'yes' if t.met else '**no**'} |" for t in found]
+        lines.append("")
+    if report.profiles:
+        lines += [
+            "## Profiles",
+            "",
+            f"py-spy, {args.profile_seconds} s at 200 Hz with `--gil` (only samples where "
+            "Python runs), on the 1-worker server under the same wrk load as the rounds. "
+            "Shares are of the event-loop thread's samples; *incl.* counts a Frontdesk "
+            "function whenever it is on the stack. `RequestResponseCycle.send` is uvicorn's "
+            "two `transport.write` calls per response; on loopback the write also carries the "
+            "bytes to wrk, so the ceiling spends most of its time there too (its profile "
+            "comes first, for comparison).",
+            "",
+        ]
+        for profile in report.profiles:
+            lines += _profile_section(profile)
+    lines += ["## Notes", "", *(f"- {note}" for note in report.notes), ""]
+    return "\n".join(lines)
+
+
+def standard_notes(rows: Sequence[Row]) -> list[str]:
+    notes = [
+        "Every scenario was checked with one real request before it was loaded: status 200 "
+        "and the JSON-RPC reply parsed and compared (the echo text; all 20 batch replies in "
+        "order; 50 tools; for bearer scenarios a personal `whoami` call answered the "
+        "signed-in customer; for refresh, one grant returned a new pair). Under load only "
+        "the status is checked: wrk counts non-2xx answers as errors.",
+        "Frontdesk runs as shipped: `frontdesk serve` (uvicorn, uvloop, httptools), access "
+        "log on (JSON lines to a file), metrics and rate limits on. The bench companies set "
+        "a per-caller limit of 100,000,000/minute: the limiter still counts every request, "
+        "but the one load generator (one address, one customer) is never refused.",
+        "The MCP Python SDK runs its `MCPServer` app from `streamable_http_app(stateless_http="
+        "True, json_response=True)` on the same uvicorn, uvloop and httptools. Requests with "
+        f"`MCP-Protocol-Version: {HANDSHAKE_VERSION}` take its stateless path (a transport "
+        "and server session per request); 2026-07-28 requests (header and `params._meta` "
+        "envelope) take its per-request path.",
+        "The TS SDK runs as its stateless example does: its Express app, a new `McpServer` "
+        "and `StreamableHTTPServerTransport({sessionIdGenerator: undefined, "
+        "enableJsonResponse: true})` per request (a stateless transport cannot be reused).",
+        "2-worker servers run on both cores and wrk shares them (2 cores: nothing can keep "
+        "server and load apart), so 2-worker figures understate what two free cores give. "
+        "PostgreSQL (the machine's own server) is not pinned: in PostgreSQL scenarios its "
+        "backends compete with Frontdesk and wrk for the same two cores.",
+    ]
+    disturbed = [
+        f"{row.scenario.key} ({row.other_cpu:.0%})" for row in rows if row.other_cpu > DISTURBED
+    ]
+    if disturbed:
+        notes.append(
+            f"Other work took more than {DISTURBED:.0%} of a core (median of the rounds) "
+            "during " + ", ".join(disturbed) + ": those figures are low by an unknown amount; "
+            "runs/latest/measurements.json has every round."
+        )
+    busy_wrk = [row.scenario.key for row in rows if row.wrk_cpu > 0.9]
+    if busy_wrk:
+        notes.append(
+            "wrk used over 90% of its core in "
+            + ", ".join(busy_wrk)
+            + ": there the load generator may be the limit, not the server."
+        )
+    errors = [row.scenario.key for row in rows if row.errors]
+    if errors:
+        notes.append(
+            "Errors (non-2xx or socket) under load in "
+            + ", ".join(errors)
+            + ": those figures are suspect (see runs/latest/wrk-*.txt)."
+        )
+    return notes

@@ -1,0 +1,243 @@
+"""The servers under test, the bench's own databases, and the refresh-token pool."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from benchkit.processes import BenchError, Processes, free_port, memory_of, pin, run, say
+from benchkit.signin import SignedIn
+from benchkit.systems import Database, Server
+
+BENCH = Path(__file__).resolve().parent.parent
+START_TIMEOUT = 60.0
+
+
+@dataclass
+class Databases:
+    """A SQLite file in the run directory and, unless PostgreSQL is left out, a fresh
+    PostgreSQL database that is dropped at the end."""
+
+    sqlite_url: str
+    postgres_admin: str | None
+    postgres_name: str | None = None
+
+    def url(self, kind: Database) -> str:
+        if kind == "sqlite":
+            return self.sqlite_url
+        if self.postgres_admin is None or self.postgres_name is None:
+            raise BenchError("PostgreSQL is not set up for this run")
+        return f"postgresql+asyncpg://{urlsplit(self.postgres_admin).netloc}/{self.postgres_name}"
+
+    def psql(self, sql: str) -> str:
+        if self.postgres_admin is None:
+            raise BenchError("PostgreSQL is not set up for this run")
+        command = ["psql", self.postgres_admin, "-v", "ON_ERROR_STOP=1", "-tAc", sql]
+        return run(command, timeout=60).strip()
+
+    def create_postgres(self) -> str:
+        """Create the database; the server's version."""
+        self.postgres_name = f"frontdesk_bench_{secrets.token_hex(4)}"
+        self.psql(f'CREATE DATABASE "{self.postgres_name}"')
+        say(f"created PostgreSQL database {self.postgres_name}")
+        return self.psql("SHOW server_version")
+
+    def name_marker(self) -> str:
+        """What the process title of a backend connected to the bench database holds."""
+        return f" {self.postgres_name} "
+
+    def postmaster(self) -> int | None:
+        """The PostgreSQL server's main process, when it runs on this machine."""
+        try:
+            found = self.psql(
+                "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'"
+            )
+            checkpointer = int(found.split()[0])
+            stat = Path(f"/proc/{checkpointer}/stat").read_text()
+        except (BenchError, IndexError, ValueError, OSError):
+            return None
+        return int(stat.rsplit(")", 1)[1].split()[1])
+
+    def postgres_sessions(self) -> int:
+        """Connections ever opened to the bench database (PostgreSQL 14+)."""
+        # The name is ours (frontdesk_bench_ + hex), never input.
+        query = f"SELECT sessions FROM pg_stat_database WHERE datname = '{self.postgres_name}'"  # noqa: S608
+        found = self.psql(query)
+        return int(found or 0)
+
+    def drop_postgres(self) -> None:
+        if self.postgres_admin is None or self.postgres_name is None:
+            return
+        try:
+            self.psql(f'DROP DATABASE IF EXISTS "{self.postgres_name}" WITH (FORCE)')
+            say(f"dropped PostgreSQL database {self.postgres_name}")
+        except BenchError as error:
+            say(f"could not drop {self.postgres_name}: {error}")
+
+
+@dataclass
+class Environment:
+    """What every step of a run needs."""
+
+    args: argparse.Namespace
+    run_dir: Path
+    processes: Processes
+    databases: Databases
+    frontdesk_python: Path
+    bench_python: Path
+    postmaster: int | None = None
+
+    @property
+    def frontdesk(self) -> Path:
+        return self.frontdesk_python.parent / "frontdesk"
+
+    def frontdesk_env(
+        self, database: Database, port: int, server: Server | None = None
+    ) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            {
+                # The bench companies' tools (frontdesk_bench_tools) are imported from here.
+                "PYTHONPATH": str(BENCH),
+                "FRONTDESK_DATABASE_URL": self.databases.url(database),
+                "FRONTDESK_BASE_URL": f"http://127.0.0.1:{port}",
+                "FRONTDESK_SEED_DEMO": "false",
+            }
+        )
+        if server is not None:
+            env.update(dict(server.env))
+        return env
+
+    def server_cpus(self, server: Server) -> str:
+        # Two workers on two cores: nothing is left to keep server and load apart.
+        if server.workers == 1:
+            return str(self.args.server_cpu)
+        return f"{self.args.server_cpu},{self.args.load_cpu}"
+
+    def load_cpus(self, server: Server) -> str:
+        if server.workers == 1:
+            return str(self.args.load_cpu)
+        return f"{self.args.server_cpu},{self.args.load_cpu}"
+
+
+@dataclass
+class Running:
+    server: Server
+    pid: int
+    port: int
+    rss_at_start_mb: float = 0.0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def mcp_path(self, tenant: str) -> str:
+        return f"/v1/{tenant}/mcp" if self.server.kind == "frontdesk" else "/mcp"
+
+
+def start_server(env: Environment, server: Server) -> Running:
+    port = free_port()
+    log = env.run_dir / f"server-{server.key}.log"
+    options: dict[str, Any] = {}
+    if server.kind == "asgi":
+        command = [str(env.bench_python), "-m", "uvicorn", "baselines.bare_asgi:app"]
+        command += ["--host", "127.0.0.1", "--port", str(port), "--loop", "uvloop"]
+        command += ["--http", "httptools", "--no-access-log", "--log-level", "warning"]
+        options["cwd"] = BENCH
+    elif server.kind == "mcp-python":
+        script = BENCH / "baselines" / "mcp_python_server.py"
+        command = [str(env.bench_python), str(script), "--port", str(port)]
+    elif server.kind == "mcp-typescript":
+        script = BENCH / "baselines" / "mcp_typescript_server.mjs"
+        command = [env.args.node, str(script), "--port", str(port)]
+        options["env"] = {**os.environ, "NODE_ENV": "production"}
+    else:
+        if server.database is None:
+            raise BenchError(f"{server.key} names no database")
+        command = [str(env.frontdesk), "serve", "--port", str(port)]
+        command += ["--workers", str(server.workers)]
+        options["env"] = env.frontdesk_env(server.database, port, server)
+    pid = env.processes.start(server.key, [*pin(env.server_cpus(server)), *command], log, **options)
+    running = Running(server, pid, port)
+    _wait_until_up(env, running, log)
+    time.sleep(0.5)  # let the workers finish starting before memory is read
+    running.rss_at_start_mb = memory_of(pid).worker_mb
+    return running
+
+
+def _wait_until_up(env: Environment, running: Running, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if not env.processes.alive(running.pid):
+                raise BenchError(f"{running.server.key} exited:\n{log.read_text()[-2000:]}")
+            try:
+                if running.server.kind == "frontdesk":
+                    ready = client.get(running.base_url + "/readyz").status_code == 200
+                else:
+                    # Listening is enough: the scenario checks come next. (A GET on an
+                    # SDK's endpoint may open an event stream that never ends.)
+                    socket.create_connection(("127.0.0.1", running.port), timeout=2).close()
+                    ready = True
+            except (httpx.TransportError, OSError):
+                ready = False
+            if ready:
+                return
+            time.sleep(0.2)
+    raise BenchError(f"{running.server.key} did not answer within {START_TIMEOUT:.0f}s")
+
+
+@dataclass
+class TokenPool:
+    """Unspent refresh tokens in one database. The refresh load runs one wrk thread, so
+    the tokens a run sends are always the first ones of the file it was given."""
+
+    env: Environment
+    database: Database
+    signed_in: SignedIn
+    tokens: list[str] = field(default_factory=list)
+    issued: int = 0
+    sent: int = 0
+    mint_seconds: float = 0.0
+
+    def ensure(self, count: int) -> None:
+        missing = count - len(self.tokens)
+        if missing <= 0:
+            return
+        out = self.env.run_dir / "minted.txt"
+        command = [str(self.env.frontdesk_python), str(BENCH / "mint_refresh_tokens.py")]
+        command += ["--database-url", self.env.databases.url(self.database)]
+        command += ["--like-access-token", self.signed_in.access_token]
+        command += ["--count", str(missing), "--out", str(out)]
+        summary = json.loads(
+            run(command, timeout=600, env=self.env.frontdesk_env(self.database, 0))
+        )
+        self.tokens += out.read_text().split()
+        out.unlink()
+        self.issued += missing
+        self.mint_seconds += summary["seconds"]
+        say(f"issued {missing:,} refresh tokens in {summary['seconds']}s")
+
+    def take(self) -> str:
+        self.sent += 1
+        return self.tokens.pop(0)
+
+    def write(self, path: Path) -> None:
+        path.write_text("".join(token + "\n" for token in self.tokens))
+
+    def spent(self, by_thread: list[int]) -> None:
+        """Drop what wrk sent: thread i of n took lines i, i+n, ... of the file, in order."""
+        stride = len(by_thread)
+        gone = {i + k * stride for i, sent in enumerate(by_thread) for k in range(sent)}
+        self.sent += sum(by_thread)
+        self.tokens = [token for index, token in enumerate(self.tokens) if index not in gone]
