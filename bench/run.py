@@ -91,11 +91,14 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--frontdesk-venv", type=Path, default=ROOT / ".venv", help="where Frontdesk is installed"
     )
     parser.add_argument("--results", type=Path, default=BENCH / "RESULTS.md")
+    parser.add_argument("--keep-runs", type=int, default=5, help="run directories to keep")
     parser.add_argument("--no-write", action="store_true", help="leave RESULTS.md alone")
     args = parser.parse_args(argv)
     args.argv = list(argv)
     if min(args.duration, args.rounds, args.connections, args.threads) < 1 or args.warmup < 0:
         parser.error("duration, rounds, connections and threads must be positive")
+    if args.keep_runs < 1:
+        parser.error("--keep-runs must be at least 1")
     if args.threads > args.connections:
         parser.error("wrk needs at least one connection per thread")
     if args.server_cpu == args.load_cpu:
@@ -138,6 +141,24 @@ def check_tools(args: argparse.Namespace, scenarios: Sequence[Scenario]) -> None
 def rotated(items: Sequence[Scenario], by: int) -> Iterator[Scenario]:
     for index in range(len(items)):
         yield items[(index + by) % len(items)]
+
+
+LOG_KEEP = 256 * 1024
+
+
+def keep_little(run_dir: Path, keep_runs: int) -> None:
+    """Access logs of a run reach hundreds of MB: keep each server log's first and last
+    256 KB, and only the newest ``keep_runs`` run directories."""
+    for log in run_dir.glob("server-*.log"):
+        if log.stat().st_size > 4 * LOG_KEEP:
+            with log.open("rb") as whole:
+                head = whole.read(LOG_KEEP)
+                whole.seek(-LOG_KEEP, os.SEEK_END)
+                tail = whole.read()
+            log.write_bytes(head + b"\n[... trimmed by bench/run ...]\n" + tail)
+    runs = sorted(p for p in run_dir.parent.iterdir() if p.is_dir() and not p.is_symlink())
+    for old in runs[:-keep_runs]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -197,6 +218,7 @@ class Bench:
             with shielded():
                 self.env.processes.stop_all()
                 self.env.databases.drop_postgres()
+                keep_little(self.env.run_dir, self.args.keep_runs)
         return self.report()
 
     def set_up(self) -> None:
