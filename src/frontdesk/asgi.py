@@ -9,7 +9,6 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 JSON_CONTENT = (b"content-type", b"application/json")
 _HEADER_INDEX = "frontdesk.headers"

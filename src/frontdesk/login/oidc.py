@@ -40,7 +40,6 @@ class OidcSettings:
 class _ProviderMetadata:
     authorization_endpoint: str
     token_endpoint: str
-    jwks_uri: str
     keys: KeySet
     fetched_at: float
 
@@ -166,7 +165,6 @@ class OidcLogin:
             self._metadata = _ProviderMetadata(
                 authorization_endpoint=discovery["authorization_endpoint"],
                 token_endpoint=discovery["token_endpoint"],
-                jwks_uri=discovery["jwks_uri"],
                 keys=KeySet.import_key_set(jwks),
                 fetched_at=time.monotonic(),
             )
