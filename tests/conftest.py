@@ -104,7 +104,10 @@ def make_settings(sqlite_url: str) -> Callable[..., Settings]:
 
 
 @pytest.fixture
-def settings(make_settings: Callable[..., Settings]) -> Settings:
+def settings(make_settings: Callable[..., Settings], request: pytest.FixtureRequest) -> Settings:
+    # A module marked usefixtures("database_url") runs its app once per database backend.
+    if "database_url" in request.fixturenames:
+        return make_settings(database_url=request.getfixturevalue("database_url"))
     return make_settings()
 
 

@@ -86,7 +86,7 @@ class Services:
             metrics=Metrics(),
             clients=ClientRepository(database.engine),
             customers=CustomerRepository(database.engine),
-            grants=Grants(GrantRepository(database.engine)),
+            grants=Grants(_grant_repository(database)),
             http=http,
             backends=backends,
             logins=LoginConnectors(settings, http),
@@ -109,6 +109,15 @@ class Services:
         await self.http.aclose()
         await self.backends.aclose()
         await self.database.close()
+
+
+def _grant_repository(database: Database) -> GrantRepository:
+    if database.driver_pool is None:
+        return GrantRepository(database.engine)
+    # Imported here: asyncpg is only loaded where PostgreSQL is used.
+    from frontdesk.store.grants_postgres import PostgresGrantRepository
+
+    return PostgresGrantRepository(database.engine, database.driver_pool)
 
 
 class Frontdesk:

@@ -13,20 +13,13 @@ import pytest
 from sqlalchemy import select
 
 from frontdesk.app import Frontdesk
-from frontdesk.config import Settings
 from frontdesk.store.tables import customers
 from tests.oauth import flows
 
-# Explicit, so that anyio keeps the database_url parametrization.
-pytestmark = pytest.mark.anyio
+# anyio explicit, so that it keeps the database_url parametrization.
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("database_url")]
 
 PARALLEL = 20
-
-
-@pytest.fixture
-def settings(make_settings: Callable[..., Settings], database_url: str) -> Settings:
-    """The app of these tests runs once per database backend."""
-    return make_settings(database_url=database_url)
 
 
 def outcomes(responses: list[httpx.Response]) -> Counter[tuple[int, str]]:

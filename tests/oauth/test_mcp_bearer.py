@@ -10,7 +10,8 @@ from frontdesk.app import Frontdesk
 from frontdesk.store.tables import access_tokens
 from tests.oauth import flows
 
-pytestmark = pytest.mark.anyio
+# Each test runs on SQLite and PostgreSQL: PostgreSQL has its own statements for these.
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("database_url")]
 
 RESOURCE_METADATA = (
     'Bearer resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource'

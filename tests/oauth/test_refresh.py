@@ -13,7 +13,8 @@ from frontdesk.app import Frontdesk
 from frontdesk.store.tables import refresh_tokens
 from tests.oauth import flows
 
-pytestmark = pytest.mark.anyio
+# Each test runs on SQLite and PostgreSQL: PostgreSQL has its own statements for these.
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("database_url")]
 
 
 def assert_invalid_grant(response: httpx.Response, error: str = "invalid_grant") -> None:

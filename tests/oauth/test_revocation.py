@@ -10,7 +10,8 @@ import pytest
 
 from tests.oauth import flows
 
-pytestmark = pytest.mark.anyio
+# Each test runs on SQLite and PostgreSQL: PostgreSQL has its own statements for these.
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("database_url")]
 
 
 def assert_revoked_ok(response: httpx.Response) -> None:

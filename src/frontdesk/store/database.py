@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+if TYPE_CHECKING:
+    from frontdesk.store.postgres import DriverPool
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -37,7 +40,7 @@ def create_engine(url: str, pool_size: int = 20) -> AsyncEngine:
     # that is answered 503 (store.outage) and SQLAlchemy then replaces the whole pool.
     # Overflow connections are closed when returned, so the pool holds what a busy worker
     # keeps in use at once rather than opening and closing connections under load.
-    return create_async_engine(url, pool_size=pool_size, max_overflow=10, pool_recycle=1800)
+    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
 
 
 def for_reads(engine: AsyncEngine) -> AsyncEngine:
@@ -50,10 +53,19 @@ def for_reads(engine: AsyncEngine) -> AsyncEngine:
 
 
 class Database:
-    """One engine per process, shared by every repository."""
+    """One engine per process, shared by every repository; on PostgreSQL also the driver
+    pool for the hot statements (store.postgres)."""
 
     def __init__(self, url: str, pool_size: int = 20) -> None:
         self.url = url
+        self.driver_pool: DriverPool | None = None
+        if make_url(url).get_backend_name() == "postgresql":
+            from frontdesk.store.postgres import DriverPool
+
+            # The hot statements (a lookup per signed-in call) get the pool's full size;
+            # SQLAlchemy keeps a quarter for sign-ins, registrations and revocations.
+            self.driver_pool = DriverPool(url, pool_size)
+            pool_size = max(2, pool_size // 4)
         self.engine = create_engine(url, pool_size)
 
     @property
@@ -70,6 +82,8 @@ class Database:
             await connection.execute(text("SELECT 1"))
 
     async def close(self) -> None:
+        if self.driver_pool is not None:
+            await self.driver_pool.close()
         await self.engine.dispose()
 
 

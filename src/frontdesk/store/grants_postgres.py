@@ -1,0 +1,112 @@
+"""The grant statements on the hot path, for PostgreSQL: the access-token lookup behind
+every signed-in call, and the refresh grant's lookup and rotation.
+
+The same checks and the same atomicity as ``GrantRepository``, whose SQLAlchemy versions
+serve SQLite and every rarer statement; here each is one SQL text run on asyncpg
+(store.postgres says why). The rotation is a single statement: spending the token, writing
+the next pair and recording the audit event happen together or not at all, and of many
+concurrent rotations of one token the row lock lets exactly one spend it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import orjson
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from frontdesk.store.audit import Event
+from frontdesk.store.grants import AccessRecord, GrantRepository, NewTokens, RefreshRecord
+from frontdesk.store.postgres import DriverPool
+
+FIND_ACCESS = """
+SELECT f.client_id, f.scope, f.resource, c.subject, c.email, c.name, a.expires_at
+FROM access_tokens a
+JOIN token_families f ON f.id = a.family_id
+JOIN customers c ON c.id = f.customer_id
+WHERE a.token_hash = $1 AND f.tenant_key = $2 AND a.expires_at > $3
+  AND a.revoked_at IS NULL AND f.revoked_at IS NULL
+"""
+
+FIND_REFRESH = """
+SELECT r.family_id, f.client_id, f.customer_id, f.scope, f.resource, r.expires_at,
+       r.used_at, f.revoked_at IS NOT NULL
+FROM refresh_tokens r
+JOIN token_families f ON f.id = r.family_id
+WHERE r.token_hash = $1 AND f.tenant_key = $2
+"""
+
+# $1 token hash, $2 family, $3 now, $4/$5 access hash/expiry, $6/$7 refresh hash/expiry,
+# $8 tenant, $9 client, $10 audit event, $11 its detail. The family must still be live.
+ROTATE_REFRESH = """
+WITH spent AS (
+    UPDATE refresh_tokens SET used_at = $3
+    WHERE token_hash = $1 AND used_at IS NULL
+      AND family_id = (SELECT id FROM token_families WHERE id = $2 AND revoked_at IS NULL)
+    RETURNING family_id
+), next_access AS (
+    INSERT INTO access_tokens (token_hash, family_id, expires_at, created_at)
+    SELECT $4, family_id, $5, $3 FROM spent
+), next_refresh AS (
+    INSERT INTO refresh_tokens (token_hash, family_id, expires_at, created_at)
+    SELECT $6, family_id, $7, $3 FROM spent
+), logged AS (
+    INSERT INTO audit_events (tenant_key, occurred_at, event, client_id, family_id, detail)
+    SELECT $8, $3, $10, $9, family_id, $11::jsonb FROM spent
+)
+SELECT count(*) FROM spent
+"""
+
+# What GrantRepository.rotate_refresh records, as the JSON text asyncpg sends for jsonb.
+ROTATION_DETAIL = orjson.dumps({"grant": "refresh_token"}).decode()
+
+
+class PostgresGrantRepository(GrantRepository):
+    def __init__(self, engine: AsyncEngine, pool: DriverPool) -> None:
+        super().__init__(engine)
+        self._pool = pool
+
+    async def find_access(
+        self, tenant_key: str, token_hash: str, now: datetime
+    ) -> AccessRecord | None:
+        async with self._pool.connection() as connection:
+            row = await connection.fetchrow(FIND_ACCESS, token_hash, tenant_key, now)
+        if row is None:
+            return None
+        return AccessRecord(*row)
+
+    async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshRecord | None:
+        async with self._pool.connection() as connection:
+            row = await connection.fetchrow(FIND_REFRESH, token_hash, tenant_key)
+        if row is None:
+            return None
+        return RefreshRecord(*row)
+
+    async def rotate_refresh(
+        self,
+        tenant_key: str,
+        client_id: str,
+        token_hash: str,
+        family_id: int,
+        tokens: NewTokens,
+        now: datetime,
+    ) -> bool:
+        async with self._pool.connection() as connection:
+            spent = await connection.fetchval(
+                ROTATE_REFRESH,
+                token_hash,
+                family_id,
+                now,
+                tokens.access_hash,
+                tokens.access_expires_at,
+                tokens.refresh_hash,
+                tokens.refresh_expires_at,
+                tenant_key,
+                client_id,
+                Event.TOKENS_ISSUED.value,
+                ROTATION_DETAIL,
+            )
+        if spent != 1:
+            await self.revoke_family(family_id, now, "refresh_token_reuse")
+            return False
+        return True
