@@ -28,7 +28,7 @@ from frontdesk.oauth.errors import AuthorizePage, OAuthError
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.rendering import render_authorize_page, render_oauth_error, render_outage
 from frontdesk.oauth.routes import OAuthEndpoints
-from frontdesk.observability import Metrics, configure_logging
+from frontdesk.observability import AccessLog, Metrics, configure_logging
 from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.endpoint import McpEndpoint
 from frontdesk.protocol.sessions import SessionSigner
@@ -56,6 +56,7 @@ class Services:
     sessions: SessionSigner
     limiter: RateLimiter
     metrics: Metrics
+    access_log: AccessLog | None
     clients: ClientRepository
     customers: CustomerRepository
     grants: Grants
@@ -84,6 +85,7 @@ class Services:
             sessions=SessionSigner(settings.secret_keys, settings.session_ttl_seconds),
             limiter=RateLimiter(settings.redis_url),
             metrics=Metrics(),
+            access_log=AccessLog(settings.log_json) if settings.access_log else None,
             clients=ClientRepository(database.engine),
             customers=CustomerRepository(database.engine),
             grants=Grants(_grant_repository(database)),
@@ -105,6 +107,8 @@ class Services:
             )
 
     async def stop(self) -> None:
+        if self.access_log is not None:
+            self.access_log.flush()
         await self.limiter.close()
         await self.http.aclose()
         await self.backends.aclose()
@@ -134,7 +138,7 @@ class Frontdesk:
             BearerResolver(services.grants, services.settings),
         )
         self._routes = _routes(services, addresses)
-        self._edge = Edge(self._route, services.settings, services.metrics)
+        self._edge = Edge(self._route, services.settings, services.metrics, services.access_log)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._edge(scope, receive, send)

@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from frontdesk.errors import ConfigurationError
+from frontdesk.ratelimit import parse_rate_limit
 
 # The contract's body limit: "at most 256 KB in total". We read KB as KiB, the more
 # lenient reading, so that no body the contract admits is refused.
@@ -64,7 +65,8 @@ class Settings(BaseSettings):
     # How long a company's definition is served from memory before it is read again;
     # changes made with `frontdesk companies apply` reach every instance within this time.
     company_cache_seconds: float = Field(default=5.0, ge=0)
-    # Per caller on the MCP endpoint, in the `limits` notation; a company may set its own.
+    # Per caller on the MCP endpoint, e.g. "600/minute" (a whole number, then second,
+    # minute, hour or day); a company may set its own.
     mcp_rate_limit: str = "600/minute"
     # Per client address on client registration: stricter, as registrations are stored.
     registration_rate_limit: str = "20/minute"
@@ -100,6 +102,13 @@ class Settings(BaseSettings):
         if parts.query or parts.fragment:
             raise ValueError("must not carry a query or a fragment")
         return value.rstrip("/")
+
+    @field_validator("mcp_rate_limit", "registration_rate_limit")
+    @classmethod
+    def _rate_limit_parses(cls, value: str) -> str:
+        # Checked here so that a typo stops start-up rather than every company's first load.
+        parse_rate_limit(value)
+        return value
 
     @field_validator("trusted_proxies", "backend_allowed_networks")
     @classmethod

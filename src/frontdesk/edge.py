@@ -57,12 +57,14 @@ def _host_name(host: str) -> str:
 
 
 class Edge:
-    def __init__(self, app: Routed, settings: Settings, metrics: Metrics) -> None:
+    def __init__(
+        self, app: Routed, settings: Settings, metrics: Metrics, access_log: AccessLog | None
+    ) -> None:
         self._app = app
         self._hosts = settings.accepted_hosts
         self._any_origin = "*" in settings.cors_origins
         self._origins = frozenset(origin.encode() for origin in settings.cors_origins)
-        self._access_log = AccessLog(settings.log_json) if settings.access_log else None
+        self._access_log = access_log
         self._metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

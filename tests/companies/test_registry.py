@@ -238,4 +238,4 @@ async def test_the_operators_default_rate_limit_applies_when_a_company_sets_none
     registry = registry_for(repository, make_settings, mcp_rate_limit="7/second")
     company = await registry.active("acme")
     assert company is not None
-    assert (company.rate_limit.amount, company.rate_limit.get_expiry()) == (7, 1)
+    assert (company.rate_limit.amount, company.rate_limit.seconds) == (7, 1)

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import structlog
-from limits import RateLimitItem
-from limits import parse as parse_rate_limit
 
 from frontdesk.companies.definition import (
     Access,
@@ -26,6 +24,7 @@ from frontdesk.companies.definition import (
 )
 from frontdesk.content import PromptBuilder, ResourceReader, prompt_builder, resource_reader
 from frontdesk.oauth.scopes import SUPPORTED as SUPPORTED_SCOPES
+from frontdesk.ratelimit import RateLimit, parse_rate_limit
 from frontdesk.schemas import SchemaCheck
 from frontdesk.tools.factory import ProviderFactory
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
@@ -208,9 +207,7 @@ class ServedCompany:
         self.definition = definition
         self.tenant_key = key
         self.name = definition.name
-        self.rate_limit: RateLimitItem = parse_rate_limit(
-            definition.rate_limit or default_rate_limit
-        )
+        self.rate_limit: RateLimit = parse_rate_limit(definition.rate_limit or default_rate_limit)
         self.tools = {tool.name: _serve_tool(key, tool, providers) for tool in definition.tools}
         self.resources = {
             resource.uri: ServedResource(

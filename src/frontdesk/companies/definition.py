@@ -14,7 +14,6 @@ from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from limits import parse as parse_rate_limit
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -26,6 +25,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from frontdesk.config import LOOPBACK_HOSTS, Region
+from frontdesk.ratelimit import parse_rate_limit
 
 TENANT_KEY_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
 # MCP 2025-11-25: tool names are 1-128 characters of letters, digits, '_', '-' and '.'.
@@ -291,10 +291,7 @@ class CompanyDefinition(Model):
     @classmethod
     def _rate_limit_parses(cls, value: str | None) -> str | None:
         if value is not None:
-            try:
-                parse_rate_limit(value)
-            except ValueError:
-                raise ValueError('must read like "120/minute" or "10/second"') from None
+            parse_rate_limit(value)  # its ValueError says what is wrong and what is expected
         return value
 
     @model_validator(mode="after")

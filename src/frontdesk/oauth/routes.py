@@ -12,8 +12,6 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
 import structlog
-from limits import RateLimitItem
-from limits import parse as parse_rate_limit
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -43,7 +41,7 @@ from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.registration import parse_registration, register
 from frontdesk.oauth.rendering import NO_STORE
-from frontdesk.ratelimit import RateLimiter
+from frontdesk.ratelimit import RateLimit, RateLimiter, parse_rate_limit
 from frontdesk.signing import MAX_SIGNED_LENGTH
 from frontdesk.store.clients import ClientRepository
 from frontdesk.store.customers import CustomerRepository
@@ -82,7 +80,7 @@ class OAuthEndpoints:
         self._limiter = limiter
         self._addresses = addresses
         self._flows = FlowSigner(settings.secret_keys)
-        self._registration_limit: RateLimitItem = parse_rate_limit(settings.registration_rate_limit)
+        self._registration_limit: RateLimit = parse_rate_limit(settings.registration_rate_limit)
 
     def routes(self) -> list[BaseRoute]:
         issuer_paths = (

@@ -20,6 +20,7 @@ from frontdesk.content import (
     prompt_result,
     resource_contents,
 )
+from frontdesk.deadlines import Deadlines
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import (
     InvalidParams,
@@ -33,6 +34,9 @@ from frontdesk.protocol.versions import negotiate
 from frontdesk.tools.provider import ToolCall, ToolError, ToolResult
 
 log = structlog.get_logger(__name__)
+
+# Tool time limits share one watchdog timer per event loop (deadlines.py says why).
+TOOL_DEADLINES = Deadlines()
 
 Handler = Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -122,7 +126,7 @@ async def _call_tool(
         request_id=context.request_id,
     )
     try:
-        async with asyncio.timeout(tool.definition.timeout):
+        async with TOOL_DEADLINES.limit(tool.definition.timeout):
             result = await tool.provider.call(call)
     except ToolError as error:
         return ToolResult.text(error.message, is_error=True)

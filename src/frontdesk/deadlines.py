@@ -1,0 +1,91 @@
+"""Time limits for tool calls, kept by one timer per event loop instead of one per call.
+
+``asyncio.timeout`` arms a loop timer on entry and cancels it on exit; under uvloop that is
+a libuv timer created and torn down for every tool call, the dearest step of a guest
+``tools/call``. Tool limits are whole seconds, so one watchdog that wakes every
+``TICK`` seconds while calls are running, and cancels the tasks whose limit has passed,
+keeps them to within ``TICK`` at a fraction of the cost. The semantics are
+``asyncio.timeout``'s: the body is cancelled, and the cancellation leaves the block as
+``TimeoutError``; a cancellation from elsewhere passes through untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+
+
+class Deadlines:
+    TICK = 0.05
+
+    def __init__(self) -> None:
+        self._running: set[Limit] = set()
+        # The loop whose watchdog is scheduled, if any (tests run one loop after another).
+        self._ticking: asyncio.AbstractEventLoop | None = None
+
+    def limit(self, seconds: float) -> Limit:
+        """``async with deadlines.limit(seconds):`` raises TimeoutError when the body runs
+        longer than ``seconds`` (give or take ``TICK``)."""
+        return Limit(self, seconds)
+
+    def _watch(self, limit: Limit, loop: asyncio.AbstractEventLoop) -> None:
+        self._running.add(limit)
+        if self._ticking is not loop:
+            self._ticking = loop
+            loop.call_later(self.TICK, self._tick, loop)
+
+    def _forget(self, limit: Limit) -> None:
+        self._running.discard(limit)
+
+    def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._ticking is not loop:
+            return
+        now = loop.time()
+        for limit in [limit for limit in self._running if limit.deadline <= now]:
+            self._running.discard(limit)
+            limit.expire()
+        if self._running:
+            loop.call_later(self.TICK, self._tick, loop)
+        else:
+            self._ticking = None
+
+
+class Limit:
+    __slots__ = ("_cancelling", "_deadlines", "_seconds", "_task", "deadline", "expired")
+
+    def __init__(self, deadlines: Deadlines, seconds: float) -> None:
+        self._deadlines = deadlines
+        self._seconds = seconds
+        self._task: asyncio.Task[object] | None = None
+        self._cancelling = 0
+        self.deadline = 0.0
+        self.expired = False
+
+    async def __aenter__(self) -> Limit:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a time limit must be entered inside a task")
+        loop = task.get_loop()
+        self._task = task
+        self._cancelling = task.cancelling()
+        self.deadline = loop.time() + self._seconds
+        self._deadlines._watch(self, loop)
+        return self
+
+    def expire(self) -> None:
+        if self._task is not None and not self._task.done():
+            self.expired = True
+            self._task.cancel()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._deadlines._forget(self)
+        if not self.expired or self._task is None:
+            return
+        # Ours was the cancellation, unless another one arrived on top of it.
+        if self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
+            raise TimeoutError from exc

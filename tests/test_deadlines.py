@@ -1,0 +1,84 @@
+"""Tool time limits (frontdesk.deadlines): asyncio.timeout's semantics on a shared timer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+import pytest
+
+from frontdesk.deadlines import Deadlines
+
+
+async def test_a_body_past_its_limit_ends_with_timeout_error_near_the_limit() -> None:
+    deadlines = Deadlines()
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        async with deadlines.limit(0.2):
+            await asyncio.sleep(5)
+    elapsed = time.monotonic() - started
+    assert 0.2 <= elapsed < 0.2 + 3 * Deadlines.TICK
+
+
+async def test_a_body_within_its_limit_returns_and_is_never_cancelled() -> None:
+    deadlines = Deadlines()
+    async with deadlines.limit(0.2):
+        await asyncio.sleep(0.01)
+    # Well past the limit: nothing is left to cancel this task.
+    await asyncio.sleep(0.3)
+    task = asyncio.current_task()
+    assert task is not None
+    assert task.cancelling() == 0
+
+
+async def test_a_cancellation_from_elsewhere_passes_through_as_cancellation() -> None:
+    deadlines = Deadlines()
+    entered = asyncio.Event()
+
+    async def call() -> None:
+        async with deadlines.limit(10):
+            entered.set()
+            await asyncio.sleep(5)
+
+    task = asyncio.create_task(call())
+    await entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_limits_of_concurrent_calls_are_kept_apart() -> None:
+    deadlines = Deadlines()
+
+    async def call(seconds: float, limit: float) -> str:
+        try:
+            async with deadlines.limit(limit):
+                await asyncio.sleep(seconds)
+        except TimeoutError:
+            return "timed out"
+        return "done"
+
+    outcomes = await asyncio.gather(call(0.01, 0.2), call(1, 0.1), call(0.05, 0.3), call(1, 0.2))
+    assert list(outcomes) == ["done", "timed out", "done", "timed out"]
+
+
+async def test_a_body_that_swallows_the_cancellation_leaves_the_task_uncancelled() -> None:
+    deadlines = Deadlines()
+    async with deadlines.limit(0.05):
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(5)
+    task = asyncio.current_task()
+    assert task is not None
+    assert task.cancelling() == 0
+    await asyncio.sleep(0)
+
+
+async def test_the_watchdog_stops_when_nothing_runs_and_starts_again() -> None:
+    deadlines = Deadlines()
+    async with deadlines.limit(1):
+        await asyncio.sleep(0)
+    await asyncio.sleep(3 * Deadlines.TICK)
+    with pytest.raises(TimeoutError):
+        async with deadlines.limit(0.05):
+            await asyncio.sleep(5)
