@@ -88,7 +88,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--load-cpu", type=int, default=1)
     parser.add_argument("--node", default=shutil.which("node") or "node")
     parser.add_argument(
-        "--frontdesk-venv", type=Path, default=ROOT / ".venv", help="where Frontdesk is installed"
+        "--frontdesk-venv",
+        type=Path,
+        default=ROOT / "bench" / ".venv-frontdesk",
+        help="where Frontdesk is installed (bench/run makes it: runtime dependencies only)",
     )
     parser.add_argument("--results", type=Path, default=BENCH / "RESULTS.md")
     parser.add_argument("--keep-runs", type=int, default=5, help="run directories to keep")

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -184,6 +184,19 @@ def reaped_cpu_seconds(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def move_to_cpus(pids: Iterable[int], cpus: str) -> int:
+    """Pin running processes to ``cpus`` ("1" or "0,1"); how many could be moved."""
+    wanted = {int(cpu) for cpu in cpus.split(",")}
+    moved = 0
+    for pid in pids:
+        try:
+            os.sched_setaffinity(pid, wanted)
+        except (ProcessLookupError, PermissionError):
+            continue
+        moved += 1
+    return moved
 
 
 def cpu_seconds_of_matching(marker: str) -> dict[int, float]:

@@ -422,8 +422,11 @@ def standard_notes(rows: Sequence[Row]) -> list[str]:
         "enableJsonResponse: true})` per request (a stateless transport cannot be reused).",
         "2-worker servers run on both cores and wrk shares them (2 cores: nothing can keep "
         "server and load apart), so 2-worker figures understate what two free cores give. "
-        "PostgreSQL (the machine's own server) is not pinned: in PostgreSQL scenarios its "
-        "backends compete with Frontdesk and wrk for the same two cores.",
+        "PostgreSQL is the machine's own server; in PostgreSQL scenarios the bench moves the "
+        "backends of its database (opened by the warm-up) to wrk's CPU before each measured "
+        "run, as a database on a machine of its own would not share the server's core. Its "
+        "CPU is counted apart (not in server CPU); backends opened during a run stay "
+        "unpinned.",
     ]
     disturbed = [
         f"{row.scenario.key} ({row.other_cpu:.0%})" for row in rows if row.other_cpu > DISTURBED

@@ -11,11 +11,11 @@ connection and reuses it; everything else keeps SQLAlchemy and its portable sche
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import contextlib
+from collections import deque
+from types import TracebackType
 
 import asyncpg
-from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy.engine import make_url
 
 from frontdesk.store.outage import OUTAGE_SQLSTATES
@@ -30,51 +30,156 @@ def driver_dsn(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-async def _keep_session(_connection: asyncpg.Connection) -> None:
-    # asyncpg's default reset sends a RESET ALL / UNLISTEN / CLOSE ALL query on every
-    # release: a round trip per statement. These statements change no session state, and
-    # asyncpg still rolls back a transaction left open before this is called.
+# How a connection that went away shows itself: a socket error, a timeout, asyncpg's
+# "connection does not exist", or, for an idle connection the server ended during a
+# shutdown, an "another operation is in progress" from asyncpg's protocol state, which
+# the server's parting message left behind.
+_LOST_CONNECTION = (
+    OSError,
+    TimeoutError,
+    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.exceptions.InternalClientError,
+)
+
+
+def _as_outage(error: BaseException, connection_lost: bool = False) -> DatabaseUnavailable | None:
+    """The outage an asyncpg or socket error means, or None for any other error.
+
+    ``connection_lost``: the connection the error came from is closed, so an interface
+    error ("connection is closed") is the server gone, not a bug.
+    """
+    lost = connection_lost and isinstance(error, asyncpg.InterfaceError)
+    if lost or isinstance(error, _LOST_CONNECTION):
+        return DatabaseUnavailable(str(error) or type(error).__name__)
+    if isinstance(error, asyncpg.PostgresError) and str(error.sqlstate or "").startswith(
+        OUTAGE_SQLSTATES
+    ):
+        return DatabaseUnavailable(str(error))
     return None
 
 
 class DriverPool:
-    """Opened on first use, so a process that never runs a hot statement opens nothing."""
+    """Up to ``max_size`` asyncpg connections, each lent to one statement at a time.
+
+    Smaller than asyncpg's own pool because it does less: these statements change no
+    session state, so a connection goes back without a reset query, and lending and
+    returning one are a list pop and append (asyncpg's release runs in a shielded task of
+    its own). Connections open on first demand, so a process that never runs a hot
+    statement opens none. A connection whose statement raised is closed rather than lent
+    again, since it may be midway through the exchange.
+    """
 
     def __init__(self, url: str, max_size: int) -> None:
         self._dsn = driver_dsn(url)
         self._max_size = max_size
-        self._pool: asyncpg.Pool | None = None
-        self._opening = asyncio.Lock()
+        self._idle: list[asyncpg.Connection] = []
+        # Connections open, lent out or being opened: never more than max_size.
+        self._slots_taken = 0
+        # Borrowers waiting for a connection; a waiter woken with None owns a free slot
+        # and opens a connection of its own.
+        self._waiters: deque[asyncio.Future[asyncpg.Connection | None]] = deque()
+        self._closed = False
 
-    async def _opened(self) -> asyncpg.Pool:
-        if self._pool is not None:
-            return self._pool
-        async with self._opening:
-            if self._pool is None:
-                self._pool = await asyncpg.create_pool(
-                    self._dsn,
-                    min_size=0,
-                    max_size=self._max_size,
-                    reset=_keep_session,
-                    max_inactive_connection_lifetime=300.0,
-                )
-            return self._pool
+    def connection(self) -> Borrowed:
+        """``async with pool.connection() as connection:``; a lost or refused server is
+        raised as DatabaseUnavailable."""
+        return Borrowed(self)
 
-    @asynccontextmanager
-    async def connection(self) -> AsyncIterator[PoolConnectionProxy[asyncpg.Record]]:
-        """A pooled connection; a lost or refused server is raised as DatabaseUnavailable."""
+    async def _acquire(self) -> asyncpg.Connection:
+        if self._closed:
+            raise DatabaseUnavailable("the connection pool is closed")
+        while self._idle:
+            connection = self._idle.pop()
+            if not connection.is_closed():
+                return connection
+            self._slots_taken -= 1
+        if self._slots_taken < self._max_size:
+            self._slots_taken += 1
+            return await self._open()
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
         try:
-            pool = await self._opened()
-            async with pool.acquire() as connection:
-                yield connection
-        except (OSError, TimeoutError, asyncpg.ConnectionDoesNotExistError) as error:
-            raise DatabaseUnavailable(str(error) or type(error).__name__) from error
-        except asyncpg.PostgresError as error:
-            if str(error.sqlstate or "").startswith(OUTAGE_SQLSTATES):
-                raise DatabaseUnavailable(str(error)) from error
+            connection = await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                # Handed a connection (or a slot) just as the wait was cancelled: pass it on.
+                self._give_back(waiter.result())
+            raise
+        return connection if connection is not None else await self._open()
+
+    async def _open(self) -> asyncpg.Connection:
+        """Open a connection into a slot already taken; the slot is freed if that fails."""
+        try:
+            return await asyncpg.connect(self._dsn)
+        except BaseException:
+            self._give_back(None)
             raise
 
+    def _release(self, connection: asyncpg.Connection, error: BaseException | None) -> None:
+        # Lent again only after a statement that ended cleanly: after any error, even one
+        # the server sent, asyncpg may still be midway through the exchange (during a
+        # server shutdown it is), and the next borrower would find "another operation is
+        # in progress". These statements fail rarely enough that a reconnect is cheap.
+        if self._closed or error is not None or connection.is_closed():
+            connection.terminate()
+            self._give_back(None)
+            return
+        self._give_back(connection)
+
+    def _give_back(self, connection: asyncpg.Connection | None) -> None:
+        """Hand a connection, or the slot of one closed, to the first waiter still waiting."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(connection)
+                return
+        if connection is None:
+            self._slots_taken -= 1
+        else:
+            self._idle.append(connection)
+
     async def close(self) -> None:
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
-            await pool.close()
+        self._closed = True
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_exception(DatabaseUnavailable("the connection pool is closed"))
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            self._slots_taken -= 1
+            with contextlib.suppress(Exception):
+                await connection.close(timeout=5)
+
+
+class Borrowed:
+    __slots__ = ("_connection", "_pool")
+
+    def __init__(self, pool: DriverPool) -> None:
+        self._pool = pool
+        self._connection: asyncpg.Connection | None = None
+
+    async def __aenter__(self) -> asyncpg.Connection:
+        try:
+            self._connection = await self._pool._acquire()
+        except Exception as error:
+            outage = _as_outage(error)
+            if outage is None:
+                raise
+            raise outage from error
+        return self._connection
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        lost = False
+        if self._connection is not None:
+            connection, self._connection = self._connection, None
+            lost = connection.is_closed()
+            self._pool._release(connection, exc)
+        if exc is not None:
+            outage = _as_outage(exc, connection_lost=lost)
+            if outage is not None:
+                raise outage from exc
