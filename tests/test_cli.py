@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 from frontdesk import operations
 from frontdesk.cli import main
 from frontdesk.config import Region, Settings
+from frontdesk.errors import DatabaseNotReady
 
 FIXTURE_FILE = Path(__file__).resolve().parent / "fixtures" / "companies.yaml"
 
@@ -211,6 +212,18 @@ def test_serve_refuses_invalid_settings(
     assert "invalid settings" in result.output
     assert "base_url" in result.output
     assert serve.calls == []
+
+
+def test_serve_reports_a_database_it_could_not_prepare(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed migration ends `serve` with a one-line error and exit code 1, no traceback."""
+
+    def fail(_settings: Settings, **_options: Any) -> None:
+        raise DatabaseNotReady("the database could not be migrated or seeded (exit code 1)")
+
+    monkeypatch.setattr(operations, "serve", fail)
+    result = run("serve")
+    assert result.exit_code == 1
+    assert result.output == "Error: the database could not be migrated or seeded (exit code 1)\n"
 
 
 def test_serve_refuses_unsafe_production_settings(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -11,6 +13,7 @@ import pytest
 
 from frontdesk import operations
 from frontdesk.config import Settings
+from frontdesk.errors import DatabaseNotReady
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.database import Database
 
@@ -43,3 +46,40 @@ def test_serve_migrates_and_seeds_before_workers_and_tells_them_not_to(
             await database.close()
 
     assert anyio.run(stored_keys) == ["demo"]
+
+
+def _never_serve(*_args: Any, **_options: Any) -> None:
+    pytest.fail("uvicorn started although the database was not prepared")
+
+
+def test_serve_stops_before_serving_when_the_database_cannot_be_migrated(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The migration runs in a child process; its failure still stops serve, plainly."""
+    path = tmp_path / "unknown-revision.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) PRIMARY KEY)")
+        connection.execute("INSERT INTO alembic_version VALUES ('no-such-revision')")
+    connection.close()
+    monkeypatch.setattr("uvicorn.run", _never_serve)
+    settings = make_settings(database_url=f"sqlite+aiosqlite:///{path}")
+
+    with pytest.raises(DatabaseNotReady, match="could not be migrated or seeded"):
+        operations.serve(settings, host="127.0.0.1", port=0, workers=1)
+
+
+def test_serve_starts_no_child_when_there_is_nothing_to_prepare(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without migrations or the demo seed the database is not even opened before serving."""
+    path = tmp_path / "untouched.db"
+    served: list[int] = []
+    monkeypatch.setattr("uvicorn.run", lambda *_args, **options: served.append(options["workers"]))
+    monkeypatch.setenv("FRONTDESK_AUTO_MIGRATE", "false")
+    monkeypatch.setenv("FRONTDESK_SEED_DEMO", "false")
+    settings = make_settings(database_url=f"sqlite+aiosqlite:///{path}", auto_migrate=False)
+
+    operations.serve(settings, host="127.0.0.1", port=0, workers=1)
+
+    assert served == [1]
+    assert not path.exists()

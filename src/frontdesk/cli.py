@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from frontdesk import operations
 from frontdesk.config import Settings
-from frontdesk.errors import ConfigurationError
+from frontdesk.errors import ConfigurationError, DatabaseNotReady
 
 T = TypeVar("T")
 
@@ -45,7 +45,10 @@ def main() -> None:
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
 def serve(host: str, port: int, workers: int) -> None:
     """Run the service."""
-    operations.serve(_settings(), host=host, port=port, workers=workers)
+    try:
+        operations.serve(_settings(), host=host, port=port, workers=workers)
+    except DatabaseNotReady as error:
+        raise click.ClickException(str(error)) from None
 
 
 @main.group()

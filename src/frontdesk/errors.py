@@ -7,3 +7,7 @@ class FrontdeskError(Exception):
 
 class ConfigurationError(FrontdeskError):
     """The settings or a companies file cannot be used as given."""
+
+
+class DatabaseNotReady(FrontdeskError):
+    """The database could not be migrated or seeded, so the service does not start."""

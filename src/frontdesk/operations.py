@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -14,6 +16,7 @@ import uvicorn
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
+from frontdesk.errors import DatabaseNotReady
 from frontdesk.store.audit import AuditEvent, AuditLog
 from frontdesk.store.companies import ApplyOutcome, CompanyRepository
 from frontdesk.store.database import Database
@@ -22,8 +25,11 @@ from frontdesk.store.database import Database
 def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
     print(f"Frontdesk ({settings.env.value}, region {settings.region.value})", flush=True)
     # Migrations and the demo seed run once, here, before any worker starts: workers that
-    # each did it at once would race on the schema and on the seed's insert.
-    asyncio.run(prepare_database(settings))
+    # each did it at once would race on the schema and on the seed's insert. They run in a
+    # child process because with one worker uvicorn serves in this very process, which
+    # would otherwise keep Alembic and Mako loaded (~10 MB) for as long as it serves.
+    if settings.auto_migrate or settings.should_seed_demo:
+        _prepare_database_in_child(settings)
     os.environ["FRONTDESK_AUTO_MIGRATE"] = "false"
     os.environ["FRONTDESK_SEED_DEMO"] = "false"
     if settings.should_seed_demo:
@@ -45,6 +51,23 @@ def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
         # middleware call per request.
         proxy_headers=False,
     )
+
+
+def _prepare_database_in_child(settings: Settings) -> None:
+    # A plain child interpreter, not multiprocessing: spawning would leave multiprocessing's
+    # resource tracker running beside the server (~6 MB more). The settings go as JSON on
+    # stdin, so the child uses these, not what its environment would give; -P keeps the
+    # working directory off its sys.path, so nothing there can stand in for a package.
+    child = subprocess.run(
+        [sys.executable, "-P", "-m", "frontdesk.operations"],
+        input=settings.model_dump_json().encode(),
+        check=False,
+    )
+    if child.returncode != 0:
+        raise DatabaseNotReady(
+            f"the database could not be migrated or seeded (exit code {child.returncode});"
+            " the reason is printed above"
+        )
 
 
 async def prepare_database(settings: Settings) -> None:
@@ -133,3 +156,8 @@ async def audit_events(
         )
     finally:
         await database.close()
+
+
+if __name__ == "__main__":
+    # The child process of serve: prepare the database for the settings on stdin.
+    asyncio.run(prepare_database(Settings.model_validate_json(sys.stdin.buffer.read())))

@@ -1,7 +1,8 @@
 """Compiled JSON Schema (2020-12) checks for tool arguments and tool outputs.
 
-The schemas themselves are checked once, when a companies file is applied (the
-``jsonschema`` library, for its exact error messages); the per-call checks here run on
+The schemas themselves are checked when a companies file is applied (the ``jsonschema``
+library, for its exact error messages) and, read back from the store, by compiling them
+with ``jsonschema-rs`` (see companies.definition); the per-call checks here run on
 ``jsonschema-rs``, compiled once per tool, because they sit on the hot path: a valid call
 costs well under a microsecond instead of tens.
 """

@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from frontdesk.companies.definition import (
+    FROM_STORE,
     Access,
     CompanyDefinition,
     PromptDefinition,
@@ -104,6 +105,19 @@ def test_an_output_schema_must_describe_an_object_too() -> None:
     with pytest.raises(ValidationError) as caught:
         ToolDefinition.model_validate(tool(output_schema={"type": "array"}))
     assert locations(caught.value) == [("output_schema",)]
+
+
+@pytest.mark.parametrize("context", [None, FROM_STORE], ids=["applied", "read back"])
+def test_an_invalid_json_schema_is_refused_whether_applied_or_read_back(
+    context: object,
+) -> None:
+    """A stored row edited by hand is refused too, though checked by jsonschema-rs then."""
+    schema = {"type": "object", "properties": {"colour": {"type": "no-such-type"}}}
+    with pytest.raises(ValidationError, match="is not a valid JSON Schema") as caught:
+        CompanyDefinition.model_validate(
+            company(tools=[tool(input_schema=schema)]), context=context
+        )
+    assert locations(caught.value) == [("tools", 0, "input_schema")]
 
 
 def test_a_resource_uri_needs_a_scheme() -> None:

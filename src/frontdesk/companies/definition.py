@@ -1,8 +1,8 @@
 """The shape of a company, as operators declare it and as the database keeps it.
 
 One set of models serves both: ``frontdesk companies apply`` validates a file with them, the
-store keeps the validated document, and loading it back validates it again, so a company
-that is served has always passed every check here.
+store keeps the validated document, and loading it back (with ``FROM_STORE``) validates it
+again, so a company that is served has always passed every check here.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+import jsonschema_rs
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -31,6 +31,10 @@ TENANT_KEY_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
 # MCP 2025-11-25: tool names are 1-128 characters of letters, digits, '_', '-' and '.'.
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,128}$"
 PYTHON_TARGET_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+
+# The validation context of a definition read back from the store, e.g.
+# ``CompanyDefinition.model_validate(document, context=FROM_STORE)``.
+FROM_STORE = object()
 
 
 class Model(BaseModel):
@@ -82,11 +86,26 @@ class HttpProvider(Model):
 ProviderRef = Annotated[PythonProvider | HttpProvider, Field(discriminator="type")]
 
 
-def _check_json_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+def _check_json_schema(
+    schema: dict[str, Any] | None, info: ValidationInfo
+) -> dict[str, Any] | None:
     if schema is None:
         return None
     if schema.get("type") != "object":
         raise ValueError('must be a JSON Schema whose "type" is "object"')
+    if info.context is FROM_STORE:
+        # Applying checked this schema with the jsonschema library, for its precise messages.
+        # Read back, it is compiled by jsonschema-rs, as serving it will be: a serving worker
+        # then never loads the jsonschema library and its dependencies (~3 MB a worker).
+        try:
+            jsonschema_rs.Draft202012Validator(schema)
+        except jsonschema_rs.ValidationError as error:
+            raise ValueError(f"is not a valid JSON Schema: {error.message}") from None
+        return schema
+    # Imported here: only a companies file being applied (or a test) gets this far.
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as error:

@@ -11,7 +11,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from frontdesk.companies.definition import CompaniesFile, PythonProvider
@@ -69,6 +68,9 @@ def _python_providers(parsed: CompaniesFile) -> Iterator[tuple[str, PythonProvid
 
 
 def read_companies_file(path: Path) -> CompaniesFile:
+    # Imported here: only reading a file needs YAML, not a worker serving stored companies.
+    import yaml
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:

@@ -14,7 +14,7 @@ import structlog
 from pydantic import ValidationError
 
 from frontdesk.companies.catalog import ServedCompany
-from frontdesk.companies.definition import TENANT_KEY_PATTERN, CompanyDefinition
+from frontdesk.companies.definition import FROM_STORE, TENANT_KEY_PATTERN, CompanyDefinition
 from frontdesk.config import Settings
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.tools.factory import ProviderFactory
@@ -75,7 +75,7 @@ class CompanyRegistry:
             company = loaded[1]
         else:
             try:
-                definition = CompanyDefinition.model_validate(stored.definition)
+                definition = CompanyDefinition.model_validate(stored.definition, context=FROM_STORE)
             except ValidationError as error:
                 # Only a hand-edited row can get here; serve nothing rather than half.
                 log.error("company_definition_invalid", tenant=tenant_key, error=str(error))

@@ -6,20 +6,31 @@ caches and Referer headers.
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.templating import Jinja2Templates
 
-_templates = Jinja2Templates(
-    env=Environment(
-        loader=PackageLoader("frontdesk", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        auto_reload=False,
+if TYPE_CHECKING:
+    from starlette.templating import Jinja2Templates
+
+
+@cache
+def _templates() -> Jinja2Templates:
+    # Built on the first page, not at import: a worker that only serves MCP and tokens
+    # never loads Jinja2 (~2 MB a worker).
+    from jinja2 import Environment, PackageLoader, select_autoescape
+    from starlette.templating import Jinja2Templates
+
+    return Jinja2Templates(
+        env=Environment(
+            loader=PackageLoader("frontdesk", "templates"),
+            autoescape=select_autoescape(default=True, default_for_string=True),
+            auto_reload=False,
+        )
     )
-)
+
 
 SECURITY_HEADERS = {
     "content-security-policy": (
@@ -39,7 +50,7 @@ SCOPE_TEXT = {
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
-    return _templates.TemplateResponse(
+    return _templates().TemplateResponse(
         request,
         template,
         {"scope_text": SCOPE_TEXT, **context},

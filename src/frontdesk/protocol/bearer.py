@@ -21,6 +21,9 @@ class BearerResolver:
     def __init__(self, grants: Grants, settings: Settings) -> None:
         self._grants = grants
         self._settings = settings
+        # Every request to a company with sign-in carries its challenge (for a personal
+        # tool a guest might call); one string per such company, built once.
+        self._sign_in_challenges: dict[str, str] = {}
 
     def _challenge(self, tenant_key: str, error: str, description: str) -> str:
         return (
@@ -31,7 +34,12 @@ class BearerResolver:
 
     def sign_in_challenge(self, tenant_key: str) -> str:
         """For a guest calling a personal tool: sign the customer in and retry."""
-        return self._challenge(tenant_key, "insufficient_scope", "Sign in to use this tool")
+        challenge = self._sign_in_challenges.get(tenant_key)
+        if challenge is None:
+            challenge = self._sign_in_challenges[tenant_key] = self._challenge(
+                tenant_key, "insufficient_scope", "Sign in to use this tool"
+            )
+        return challenge
 
     async def caller(self, scope: Scope, company: ServedCompany, address: str) -> Caller:
         """The caller behind the request, or Unauthorized for a token we cannot accept."""

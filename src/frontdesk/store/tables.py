@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     Column,
@@ -15,11 +17,28 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 metadata = MetaData()
 
-JsonDocument = JSON().with_variant(JSONB(), "postgresql")
+
+class _Jsonb(TypeDecorator[Any]):
+    """PostgreSQL's JSONB, looked up when a PostgreSQL engine first uses it: importing
+    SQLAlchemy's PostgreSQL dialect costs a SQLite worker ~2 MB it never uses."""
+
+    impl = JSON
+    cache_ok = True
+    # As JSONB itself does: parameters are sent as $1::JSONB.
+    render_bind_cast = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        from sqlalchemy.dialects.postgresql import JSONB
+
+        return dialect.type_descriptor(JSONB())
+
+
+JsonDocument = JSON().with_variant(_Jsonb(), "postgresql")
 
 companies = Table(
     "companies",
