@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from importlib.resources import files
@@ -109,6 +110,12 @@ class Services:
                 tenant=stored.tenant_key,
                 mcp_url=self.settings.mcp_url(stored.tenant_key),
             )
+        # Everything loaded so far (modules, the schema, compiled checks) lives as long as
+        # the process: moved out of the collector's reach, a full collection no longer
+        # walks a few hundred thousand objects that can never be garbage, which showed as
+        # multi-millisecond pauses in the p99 of a loaded worker.
+        gc.collect()
+        gc.freeze()
 
     async def stop(self) -> None:
         if self.access_log is not None:

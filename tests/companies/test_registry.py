@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -135,6 +136,32 @@ async def test_a_found_company_is_served_from_the_cache(
     first = await registry.active("acme")
     clock.now += 29
     assert await registry.active("acme") is first
+    assert repository.lookups == ["acme"]
+
+
+async def test_requests_that_find_the_entry_expired_share_one_read(
+    repository: CountingRepository, make_settings: Callable[..., Settings], clock: Clock
+) -> None:
+    """When a busy company's entry expires, the requests then in flight make one query."""
+    registry = registry_for(repository, make_settings, company_cache_seconds=30)
+    first = await registry.active("acme")
+    clock.now += 31
+    found = await asyncio.gather(*(registry.active("acme") for _ in range(20)))
+    assert repository.lookups == ["acme", "acme"]
+    assert all(company is first for company in found)
+
+
+async def test_a_request_that_goes_away_leaves_the_shared_read_to_the_others(
+    repository: CountingRepository, make_settings: Callable[..., Settings]
+) -> None:
+    registry = registry_for(repository, make_settings)
+    leaving = asyncio.ensure_future(registry.active("acme"))
+    staying = asyncio.ensure_future(registry.active("acme"))
+    await asyncio.sleep(0)
+    leaving.cancel()
+    company = await staying
+    assert company is not None
+    assert company.tenant_key == "acme"
     assert repository.lookups == ["acme"]
 
 

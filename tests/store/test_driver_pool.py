@@ -43,6 +43,25 @@ async def test_it_opens_no_more_than_its_size_and_serves_every_waiter(postgres_u
         await pool.close()
 
 
+async def test_a_few_statements_at_once_wait_for_one_connection_rather_than_open_more(
+    postgres_url: str,
+) -> None:
+    pool = DriverPool(postgres_url, max_size=10)
+
+    async def statement() -> int:
+        async with pool.connection() as connection:
+            return int(await connection.fetchval("SELECT pg_backend_pid()"))
+
+    try:
+        pids = await asyncio.gather(
+            *(statement() for _ in range(DriverPool.WAITERS_BEFORE_GROWING))
+        )
+        assert len(set(pids)) == 1
+        assert await backends(pool) == 1
+    finally:
+        await pool.close()
+
+
 async def test_a_connection_is_reused_between_statements(postgres_url: str) -> None:
     pool = DriverPool(postgres_url, max_size=5)
     try:

@@ -6,6 +6,7 @@ the caller cannot tell it apart from a key nobody has.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections import OrderedDict
@@ -48,22 +49,49 @@ class CompanyRegistry:
         # Loading is costly (providers are imported, schemas compiled): reuse the loaded
         # company while its stored revision has not changed.
         self._loaded: dict[str, tuple[int, ServedCompany]] = {}
+        self._loading: dict[str, asyncio.Future[ServedCompany | None]] = {}
 
     async def active(self, tenant_key: str) -> ServedCompany | None:
-        now = time.monotonic()
         cached = self._cache.get(tenant_key)
-        if cached is not None and cached[0] > now:
+        if cached is not None and cached[0] > time.monotonic():
             return cached[1]
-        company = await self._load(tenant_key) if looks_like_tenant_key(tenant_key) else None
-        self._cache[tenant_key] = (now + self._ttl, company)
+        if not looks_like_tenant_key(tenant_key):
+            self._remember(tenant_key, None)
+            return None
+        # One read per key at a time: when the entry of a busy company expires, every
+        # request then in flight waits for the same read instead of each making its own.
+        loading = self._loading.get(tenant_key)
+        if loading is None:
+            loading = self._loading[tenant_key] = asyncio.ensure_future(
+                self._load_and_remember(tenant_key)
+            )
+            loading.add_done_callback(lambda done: self._loaded_once(tenant_key, done))
+        # Shielded: a request that goes away does not cancel the read the others wait for.
+        return await asyncio.shield(loading)
+
+    async def _load_and_remember(self, tenant_key: str) -> ServedCompany | None:
+        company = await self._load(tenant_key)
+        self._remember(tenant_key, company)
+        return company
+
+    def _loaded_once(self, tenant_key: str, done: asyncio.Future[ServedCompany | None]) -> None:
+        if self._loading.get(tenant_key) is done:
+            del self._loading[tenant_key]
+        if not done.cancelled():
+            # Read here, so an outage nobody was left waiting for is not reported as an
+            # exception never retrieved; those waiting get it from their own await.
+            done.exception()
+
+    def _remember(self, tenant_key: str, company: ServedCompany | None) -> None:
+        self._cache[tenant_key] = (time.monotonic() + self._ttl, company)
         self._cache.move_to_end(tenant_key)
         while len(self._cache) > MAX_CACHED_KEYS:
             self._cache.popitem(last=False)
-        return company
 
     def forget(self) -> None:
         """Drop the cache, so the next lookup reads the database (after an apply in-process)."""
         self._cache.clear()
+        self._loading.clear()
 
     async def _load(self, tenant_key: str) -> ServedCompany | None:
         stored = await self._repository.get(tenant_key)

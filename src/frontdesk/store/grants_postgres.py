@@ -1,5 +1,6 @@
 """The grant statements on the hot path, for PostgreSQL: the access-token lookup behind
-every signed-in call, and the refresh grant's lookup and rotation.
+every signed-in call (batched, store.access_lookups), and the refresh grant's lookup and
+rotation.
 
 The same checks and the same atomicity as ``GrantRepository``, whose SQLAlchemy versions
 serve SQLite and every rarer statement; here each is one SQL text run on asyncpg
@@ -15,18 +16,10 @@ from datetime import datetime
 import orjson
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from frontdesk.store.access_lookups import AccessLookups
 from frontdesk.store.audit import Event
 from frontdesk.store.grants import AccessRecord, GrantRepository, NewTokens, RefreshRecord
 from frontdesk.store.postgres import DriverPool
-
-FIND_ACCESS = """
-SELECT f.client_id, f.scope, f.resource, c.subject, c.email, c.name, a.expires_at
-FROM access_tokens a
-JOIN token_families f ON f.id = a.family_id
-JOIN customers c ON c.id = f.customer_id
-WHERE a.token_hash = $1 AND f.tenant_key = $2 AND a.expires_at > $3
-  AND a.revoked_at IS NULL AND f.revoked_at IS NULL
-"""
 
 FIND_REFRESH = """
 SELECT r.family_id, f.client_id, f.customer_id, f.scope, f.resource, r.expires_at,
@@ -65,15 +58,24 @@ class PostgresGrantRepository(GrantRepository):
     def __init__(self, engine: AsyncEngine, pool: DriverPool) -> None:
         super().__init__(engine)
         self._pool = pool
+        self._access = AccessLookups(pool)
 
     async def find_access(
         self, tenant_key: str, token_hash: str, now: datetime
     ) -> AccessRecord | None:
-        async with self._pool.connection() as connection:
-            row = await connection.fetchrow(FIND_ACCESS, token_hash, tenant_key, now)
-        if row is None:
+        # Checked against the time the (shared) statement runs, not ``now``: never earlier.
+        token = await self._access.find(token_hash)
+        if token is None or token.tenant_key != tenant_key:
             return None
-        return AccessRecord(*row)
+        return AccessRecord(
+            token.client_id,
+            token.scope,
+            token.resource,
+            token.subject,
+            token.email,
+            token.name,
+            token.expires_at,
+        )
 
     async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshRecord | None:
         async with self._pool.connection() as connection:

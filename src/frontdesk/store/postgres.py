@@ -64,10 +64,16 @@ class DriverPool:
     Smaller than asyncpg's own pool because it does less: these statements change no
     session state, so a connection goes back without a reset query, and lending and
     returning one are a list pop and append (asyncpg's release runs in a shielded task of
-    its own). Connections open on first demand, so a process that never runs a hot
-    statement opens none. A connection whose statement raised is closed rather than lent
-    again, since it may be midway through the exchange.
+    its own). Connections open on demand (none in a process that never runs a hot
+    statement), and more only while borrowers queue for the busy ones. A connection whose
+    statement raised is closed rather than lent again, since it may be midway through the
+    exchange.
     """
+
+    # A statement takes a fraction of a millisecond and opening a connection several, and
+    # each open connection holds memory here and a backend process on the server: a busy
+    # connection is waited for until this many borrowers queue per open connection.
+    WAITERS_BEFORE_GROWING = 4
 
     def __init__(self, url: str, max_size: int) -> None:
         self._dsn = driver_dsn(url)
@@ -93,7 +99,9 @@ class DriverPool:
             if not connection.is_closed():
                 return connection
             self._slots_taken -= 1
-        if self._slots_taken < self._max_size:
+        if self._slots_taken < self._max_size and (
+            len(self._waiters) >= self._slots_taken * self.WAITERS_BEFORE_GROWING
+        ):
             self._slots_taken += 1
             return await self._open()
         waiter = asyncio.get_running_loop().create_future()
