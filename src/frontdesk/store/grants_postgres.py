@@ -64,17 +64,17 @@ class PostgresGrantRepository(GrantRepository):
         self, tenant_key: str, token_hash: str, now: datetime
     ) -> AccessRecord | None:
         # Checked against the time the (shared) statement runs, not ``now``: never earlier.
-        token = await self._access.find(token_hash)
-        if token is None or token.tenant_key != tenant_key:
+        live = await self._access.find(token_hash)
+        if live is None or live.tenant_key != tenant_key:
             return None
         return AccessRecord(
-            token.client_id,
-            token.scope,
-            token.resource,
-            token.subject,
-            token.email,
-            token.name,
-            token.expires_at,
+            live.client_id,
+            live.scope,
+            live.resource,
+            live.subject,
+            live.email,
+            live.name,
+            live.expires_at,
         )
 
     async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshRecord | None:
