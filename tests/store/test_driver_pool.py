@@ -187,15 +187,3 @@ async def test_waiters_are_woken_with_an_outage_when_the_pool_closes(postgres_ur
         await waiting
     release.set()
     await held
-
-
-async def test_its_connections_plan_each_statement_for_the_tables_as_they_are(
-    postgres_url: str,
-) -> None:
-    """A generic plan cached while a table was small would stay a sequential scan."""
-    pool = DriverPool(postgres_url, max_size=1)
-    try:
-        async with pool.connection() as connection:
-            assert await connection.fetchval("SHOW plan_cache_mode") == "force_custom_plan"
-    finally:
-        await pool.close()

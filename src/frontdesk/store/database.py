@@ -35,12 +35,19 @@ def create_engine(url: str, pool_size: int = 20) -> AsyncEngine:
         engine = create_async_engine(url)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    # No pre-ping: it costs a round trip on every checkout, on the hot path of every signed-in
-    # call. A connection that died (a database restart) fails its next statement instead;
-    # that is answered 503 (store.outage) and SQLAlchemy then replaces the whole pool.
-    # Overflow connections are closed when returned, so the pool holds what a busy worker
-    # keeps in use at once rather than opening and closing connections under load.
-    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
+    # No pre-ping: it costs a round trip on every checkout. A connection that died (a
+    # database restart) fails its next statement instead; that is answered 503
+    # (store.outage) and SQLAlchemy then replaces the whole pool. Overflow connections are
+    # closed when returned, so the pool holds what a busy worker keeps in use at once.
+    # Statements are planned per run, like the hot ones (store.postgres.SESSION_SETTINGS
+    # says why): a code or client lookup must not keep a plan made when its table was empty.
+    return create_async_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_recycle=1800,
+        connect_args={"server_settings": {"plan_cache_mode": "force_custom_plan"}},
+    )
 
 
 def for_reads(engine: AsyncEngine) -> AsyncEngine:
