@@ -127,12 +127,12 @@ class Services:
 
 
 def _grant_repository(database: Database) -> GrantRepository:
-    if database.driver_pool is None:
+    if database.driver_pool is None or database.lookup_pool is None:
         return GrantRepository(database.engine)
     # Imported here: asyncpg is only loaded where PostgreSQL is used.
     from frontdesk.store.grants_postgres import PostgresGrantRepository
 
-    return PostgresGrantRepository(database.engine, database.driver_pool)
+    return PostgresGrantRepository(database.engine, database.driver_pool, database.lookup_pool)
 
 
 class Frontdesk:

@@ -20,7 +20,7 @@ async def backends(pool: DriverPool) -> int:
 
 
 async def test_it_opens_no_more_than_its_size_and_serves_every_waiter(postgres_url: str) -> None:
-    pool = DriverPool(postgres_url, max_size=3)
+    pool = DriverPool(postgres_url, max_size=3, session_settings={})
     running = 0
     most = 0
 
@@ -46,7 +46,7 @@ async def test_it_opens_no_more_than_its_size_and_serves_every_waiter(postgres_u
 async def test_a_few_statements_at_once_wait_for_one_connection_rather_than_open_more(
     postgres_url: str,
 ) -> None:
-    pool = DriverPool(postgres_url, max_size=10)
+    pool = DriverPool(postgres_url, max_size=10, session_settings={})
 
     async def statement() -> int:
         async with pool.connection() as connection:
@@ -63,7 +63,7 @@ async def test_a_few_statements_at_once_wait_for_one_connection_rather_than_open
 
 
 async def test_a_connection_is_reused_between_statements(postgres_url: str) -> None:
-    pool = DriverPool(postgres_url, max_size=5)
+    pool = DriverPool(postgres_url, max_size=5, session_settings={})
     try:
         pids = set()
         for _ in range(10):
@@ -75,7 +75,7 @@ async def test_a_connection_is_reused_between_statements(postgres_url: str) -> N
 
 
 async def test_a_cancelled_statement_never_hands_its_connection_on(postgres_url: str) -> None:
-    pool = DriverPool(postgres_url, max_size=1)
+    pool = DriverPool(postgres_url, max_size=1, session_settings={})
     try:
         async with pool.connection() as connection:
             first = await connection.fetchval("SELECT pg_backend_pid()")
@@ -99,7 +99,7 @@ async def test_a_cancelled_statement_never_hands_its_connection_on(postgres_url:
 
 
 async def test_a_connection_whose_statement_failed_is_not_lent_again(postgres_url: str) -> None:
-    pool = DriverPool(postgres_url, max_size=1)
+    pool = DriverPool(postgres_url, max_size=1, session_settings={})
     try:
         async with pool.connection() as connection:
             first = await connection.fetchval("SELECT pg_backend_pid()")
@@ -122,7 +122,7 @@ async def terminate_backend(postgres_url: str, pid: int) -> None:
 
 
 async def test_a_connection_killed_while_idle_is_replaced_unnoticed(postgres_url: str) -> None:
-    pool = DriverPool(postgres_url, max_size=1)
+    pool = DriverPool(postgres_url, max_size=1, session_settings={})
     try:
         async with pool.connection() as connection:
             victim = await connection.fetchval("SELECT pg_backend_pid()")
@@ -135,7 +135,7 @@ async def test_a_connection_killed_while_idle_is_replaced_unnoticed(postgres_url
 
 
 async def test_a_connection_killed_in_use_is_an_outage_then_replaced(postgres_url: str) -> None:
-    pool = DriverPool(postgres_url, max_size=1)
+    pool = DriverPool(postgres_url, max_size=1, session_settings={})
     victims: list[int] = []
 
     async def statement_on_a_killed_connection() -> None:
@@ -154,7 +154,8 @@ async def test_a_connection_killed_in_use_is_an_outage_then_replaced(postgres_ur
 
 
 async def test_a_refused_connection_is_an_outage() -> None:
-    pool = DriverPool("postgresql+asyncpg://postgres@127.0.0.1:1/none", max_size=2)
+    refused = "postgresql+asyncpg://postgres@127.0.0.1:1/none"
+    pool = DriverPool(refused, max_size=2, session_settings={})
     try:
         for _ in range(3):  # the slot is given back each time
             with pytest.raises(DatabaseUnavailable):
@@ -165,7 +166,7 @@ async def test_a_refused_connection_is_an_outage() -> None:
 
 
 async def test_waiters_are_woken_with_an_outage_when_the_pool_closes(postgres_url: str) -> None:
-    pool = DriverPool(postgres_url, max_size=1)
+    pool = DriverPool(postgres_url, max_size=1, session_settings={})
     holding = asyncio.Event()
     release = asyncio.Event()
 

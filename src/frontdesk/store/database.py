@@ -66,13 +66,16 @@ class Database:
     def __init__(self, url: str, pool_size: int = 20) -> None:
         self.url = url
         self.driver_pool: DriverPool | None = None
+        self.lookup_pool: DriverPool | None = None
         if make_url(url).get_backend_name() == "postgresql":
-            from frontdesk.store.postgres import DriverPool
+            from frontdesk.store.postgres import KEYED_STATEMENTS, PLANNED_PER_RUN, DriverPool
 
-            # The hot statements (a lookup per signed-in call) get the pool's full size;
-            # SQLAlchemy keeps a quarter for sign-ins, registrations and revocations.
-            self.driver_pool = DriverPool(url, pool_size)
+            # The refresh grant's statements get the pool's full size; the batched token
+            # lookups (one statement per batch) and SQLAlchemy (sign-ins, registrations,
+            # revocations) a quarter each. Connections open only as they are needed.
+            self.driver_pool = DriverPool(url, pool_size, KEYED_STATEMENTS)
             pool_size = max(2, pool_size // 4)
+            self.lookup_pool = DriverPool(url, pool_size, PLANNED_PER_RUN)
         self.engine = create_engine(url, pool_size)
 
     @property
@@ -89,8 +92,9 @@ class Database:
             await connection.execute(text("SELECT 1"))
 
     async def close(self) -> None:
-        if self.driver_pool is not None:
-            await self.driver_pool.close()
+        for pool in (self.driver_pool, self.lookup_pool):
+            if pool is not None:
+                await pool.close()
         await self.engine.dispose()
 
 

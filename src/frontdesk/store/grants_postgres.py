@@ -55,10 +55,10 @@ ROTATION_DETAIL = orjson.dumps({"grant": "refresh_token"}).decode()
 
 
 class PostgresGrantRepository(GrantRepository):
-    def __init__(self, engine: AsyncEngine, pool: DriverPool) -> None:
+    def __init__(self, engine: AsyncEngine, pool: DriverPool, lookup_pool: DriverPool) -> None:
         super().__init__(engine)
         self._pool = pool
-        self._access = AccessLookups(pool)
+        self._access = AccessLookups(lookup_pool)
 
     async def find_access(
         self, tenant_key: str, token_hash: str, now: datetime
