@@ -36,7 +36,15 @@ from benchkit.report import (
     standard_notes,
 )
 from benchkit.servers import BENCH, Databases, Environment, Running, TokenPool, start_server
-from benchkit.signin import HTTP_TIMEOUT, SUBJECT, SignedIn, check_refresh, sign_in
+from benchkit.signin import (
+    CUSTOMERS,
+    HTTP_TIMEOUT,
+    SUBJECT,
+    SignedIn,
+    check_refresh,
+    customer_email,
+    sign_in,
+)
 from benchkit.systems import (
     SCENARIO_KEYS,
     SCENARIOS,
@@ -200,6 +208,8 @@ class Bench:
         )
         self.running: dict[str, Running] = {}
         self.signed_in: dict[Database, SignedIn] = {}
+        # The other customers of the signed-in load, by database.
+        self.customers: dict[Database, list[SignedIn]] = {}
         self.pools: dict[Database, TokenPool] = {}
         self.plans: dict[str, Plan] = {}
         self.measurements: list[Measurement] = []
@@ -246,6 +256,16 @@ class Bench:
                     signed_in = sign_in(server.base_url, scenario.tenant)
                     say(f"signed in over HTTP on {database} in {signed_in.seconds:.2f}s")
                     self.signed_in[database] = signed_in
+                if scenario.load == "bearer" and database not in self.customers:
+                    # The signed-in load is many customers of one assistant, not one
+                    # customer: each of these signs in over HTTP, with the same client.
+                    server = self.running[scenario.server]
+                    client_id = self.signed_in[database].client_id
+                    self.customers[database] = [
+                        sign_in(server.base_url, scenario.tenant, customer_email(n), client_id)
+                        for n in range(1, CUSTOMERS)
+                    ]
+                    say(f"signed {CUSTOMERS} customers in on {database}")
                 if scenario.load == "refresh" and database not in self.pools:
                     self.pools[database] = TokenPool(env, database, self.signed_in[database])
 
@@ -262,14 +282,24 @@ class Bench:
                     client_id = pool.signed_in.client_id
                     check_refresh(server.base_url, scenario.tenant, client_id, pool.take())
                 else:
+                    tokens: list[str] = []
                     if scenario.load == "bearer" and database is not None:
-                        token = self.signed_in[database].access_token
-                        subject = check_signed_in(client, server.base_url, scenario.tenant, token)
-                        if subject != SUBJECT:
-                            raise BenchError(f"{scenario.key}: signed in as {subject}")
+                        customers = [self.signed_in[database], *self.customers[database]]
+                        others = (f"dev:{customer_email(n)}" for n in range(1, CUSTOMERS))
+                        subjects = [SUBJECT, *others]
+                        for customer, expected in zip(customers, subjects, strict=True):
+                            subject = check_signed_in(
+                                client, server.base_url, scenario.tenant, customer.access_token
+                            )
+                            if subject != expected:
+                                raise BenchError(f"{scenario.key}: {expected} got {subject}")
+                        tokens = [customer.access_token for customer in customers]
+                        token = tokens[0]
                     request = mcp_request(scenario, server.mcp_path(scenario.tenant), token)
                     check_reply(scenario, request.send(client, server.base_url))
-                self.plans[scenario.key] = make_plan(self.env, scenario, server, token, pool)
+                self.plans[scenario.key] = make_plan(
+                    self.env, scenario, server, token, pool, tokens
+                )
                 say(f"checked {scenario.key}: it answers correctly")
 
     def rounds(self) -> None:

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import resource
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,7 @@ def make_plan(
     running: Running,
     token: str | None,
     pool: TokenPool | None,
+    tokens: Sequence[str] = (),
 ) -> Plan:
     files = env.run_dir / "requests"
     files.mkdir(exist_ok=True)
@@ -115,10 +117,16 @@ def make_plan(
     body, headers = files / f"{scenario.key}.body", files / f"{scenario.key}.headers"
     body.write_bytes(request.body)
     headers.write_text("".join(f"{name}: {value}\n" for name, value in request.headers))
+    wrk_env = {"BENCH_BODY_FILE": str(body), "BENCH_HEADERS_FILE": str(headers)}
+    if tokens:
+        # post.lua sends the requests in turn, each with the next customer's token.
+        bearer = files / f"{scenario.key}.bearer-tokens"
+        bearer.write_text("".join(f"{value}\n" for value in tokens))
+        wrk_env["BENCH_BEARER_TOKENS_FILE"] = str(bearer)
     return Plan(
         url=running.base_url + request.path,
         script=BENCH / "wrk" / "post.lua",
-        env={"BENCH_BODY_FILE": str(body), "BENCH_HEADERS_FILE": str(headers)},
+        env=wrk_env,
         workers=running.server.workers,
     )
 

@@ -405,13 +405,15 @@ def standard_notes(rows: Sequence[Row]) -> list[str]:
     notes = [
         "Every scenario was checked with one real request before it was loaded: status 200 "
         "and the JSON-RPC reply parsed and compared (the echo text; all 20 batch replies in "
-        "order; 50 tools; for bearer scenarios a personal `whoami` call answered the "
-        "signed-in customer; for refresh, one grant returned a new pair). Under load only "
-        "the status is checked: wrk counts non-2xx answers as errors.",
+        "order; 50 tools; for bearer scenarios a personal `whoami` call with each of the 32 "
+        "customers' tokens answered that customer; for refresh, one grant returned a new "
+        "pair). Under load only the status is checked: wrk counts non-2xx answers as errors. "
+        "Bearer loads send the 32 customers' tokens in turn, so concurrent calls carry "
+        "different tokens.",
         "Frontdesk runs as shipped: `frontdesk serve` (uvicorn, uvloop, httptools), access "
         "log on (JSON lines to a file), metrics and rate limits on. The bench companies set "
         "a per-caller limit of 100,000,000/minute: the limiter still counts every request, "
-        "but the one load generator (one address, one customer) is never refused.",
+        "but the one load generator (one address, or 32 customers) is never refused.",
         "The MCP Python SDK runs its `MCPServer` app from `streamable_http_app(stateless_http="
         "True, json_response=True)` on the same uvicorn, uvloop and httptools. Requests with "
         f"`MCP-Protocol-Version: {HANDSHAKE_VERSION}` take its stateless path (a transport "

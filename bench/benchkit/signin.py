@@ -18,6 +18,16 @@ from benchkit.processes import BenchError
 REDIRECT_URI = "http://127.0.0.1:9/callback"
 EMAIL = "bench@example.com"
 SUBJECT = f"dev:{EMAIL}"
+# Signed-in scenarios spread their requests over this many customers, one token each: as
+# many as wrk has connections, so that concurrent calls carry different tokens.
+CUSTOMERS = 32
+
+
+def customer_email(number: int) -> str:
+    """The email of the bench's customer ``number`` (1 and up; the first is EMAIL)."""
+    return f"bench{number}@example.com"
+
+
 HTTP_TIMEOUT = 15.0
 
 
@@ -62,19 +72,23 @@ class SignedIn:
     seconds: float
 
 
-def sign_in(base_url: str, tenant: str) -> SignedIn:
+def sign_in(
+    base_url: str, tenant: str, email: str = EMAIL, client_id: str | None = None
+) -> SignedIn:
+    """The whole flow for one customer, with a client registered for it unless given one."""
     started = time.perf_counter()
     oauth = f"{base_url}/v1/{tenant}/oauth"
     # One client plays the MCP client and the browser: it keeps the cookie that binds the
     # sign-in to the browser. Redirects are read, never followed.
     with httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=False) as browser:
-        registered = browser.post(
-            f"{oauth}/register",
-            json={"redirect_uris": [REDIRECT_URI], "client_name": "Frontdesk bench"},
-        )
-        if registered.status_code != 201:
-            raise BenchError(f"sign-in, register: {registered.status_code} {registered.text}")
-        client_id: str = registered.json()["client_id"]
+        if client_id is None:
+            registered = browser.post(
+                f"{oauth}/register",
+                json={"redirect_uris": [REDIRECT_URI], "client_name": "Frontdesk bench"},
+            )
+            if registered.status_code != 201:
+                raise BenchError(f"sign-in, register: {registered.status_code} {registered.text}")
+            client_id = str(registered.json()["client_id"])
         verifier = secrets.token_urlsafe(48)
         digest = hashlib.sha256(verifier.encode()).digest()
         challenge = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
@@ -95,7 +109,7 @@ def sign_in(base_url: str, tenant: str) -> SignedIn:
         action, flow = _form(authorize, "authorize")
         consent = browser.post(action, data={"flow": flow, "decision": "allow"})
         action, flow = _form(browser.get(_redirected(consent, "consent")), "login form")
-        login = browser.post(action, data={"flow": flow, "email": EMAIL, "name": "Bench"})
+        login = browser.post(action, data={"flow": flow, "email": email, "name": "Bench"})
         back = _redirected(login, "dev login")
         if not back.startswith(REDIRECT_URI + "?"):
             raise BenchError(f"sign-in: sent to {back} instead of back to the client")

@@ -15,9 +15,10 @@ belong to the company that asked.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
+from frontdesk.store.grants import AccessRecord
 from frontdesk.store.postgres import DatabaseUnavailable, DriverPool
 
 # Live tokens only: unexpired, unrevoked, of a family not revoked. The tenant is compared
@@ -33,16 +34,11 @@ WHERE a.token_hash = ANY($1::text[]) AND a.expires_at > $2
 """
 
 
-@dataclass(frozen=True, slots=True)
-class LiveAccessToken:
+class LiveAccessToken(NamedTuple):
+    """A live token's row: the company it belongs to, and the grant behind it."""
+
     tenant_key: str
-    client_id: str
-    scope: str
-    resource: str | None
-    subject: str
-    email: str | None
-    name: str | None
-    expires_at: datetime
+    grant: AccessRecord
 
 
 Waiters = dict[str, list[asyncio.Future[LiveAccessToken | None]]]
@@ -96,7 +92,7 @@ class AccessLookups:
             if not isinstance(error, Exception):
                 raise
             return
-        tokens = {row[0]: LiveAccessToken(*row[1:]) for row in rows}
+        tokens = {row[0]: LiveAccessToken(row[1], AccessRecord(*row[2:])) for row in rows}
         for token_hash, waiters in batch.items():
             token = tokens.get(token_hash)
             for found in waiters:

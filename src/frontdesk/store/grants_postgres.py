@@ -67,15 +67,7 @@ class PostgresGrantRepository(GrantRepository):
         live = await self._access.find(token_hash)
         if live is None or live.tenant_key != tenant_key:
             return None
-        return AccessRecord(
-            live.client_id,
-            live.scope,
-            live.resource,
-            live.subject,
-            live.email,
-            live.name,
-            live.expires_at,
-        )
+        return live.grant
 
     async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshRecord | None:
         async with self._pool.connection() as connection:
