@@ -82,3 +82,39 @@ async def test_the_watchdog_stops_when_nothing_runs_and_starts_again() -> None:
     with pytest.raises(TimeoutError):
         async with deadlines.limit(0.05):
             await asyncio.sleep(5)
+
+
+def test_a_limit_left_behind_by_a_closed_loop_does_not_stop_the_next_loop() -> None:
+    """A loop that ends mid-call leaves its limit behind; the next loop's watchdog goes on."""
+    deadlines = Deadlines()
+
+    async def stuck() -> None:
+        entered = asyncio.Event()
+
+        async def call() -> None:
+            async with deadlines.limit(0.01):
+                entered.set()
+                await asyncio.sleep(60)
+
+        task = asyncio.get_running_loop().create_task(call())
+        # Abandoned on purpose, with its loop: asyncio need not report it when collected.
+        task._log_destroy_pending = False  # type: ignore[attr-defined]
+        await entered.wait()
+
+    first = asyncio.new_event_loop()
+    first.run_until_complete(stuck())
+    first.close()
+
+    async def timed_out() -> bool:
+        try:
+            async with deadlines.limit(0.05):
+                await asyncio.sleep(5)
+        except TimeoutError:
+            return True
+        return False
+
+    second = asyncio.new_event_loop()
+    try:
+        assert second.run_until_complete(timed_out())
+    finally:
+        second.close()

@@ -41,9 +41,14 @@ class Deadlines:
         if self._ticking is not loop:
             return
         now = loop.time()
-        for limit in [limit for limit in self._running if limit.deadline <= now]:
-            self._running.discard(limit)
-            limit.expire()
+        for limit in list(self._running):
+            if limit.loop_closed():
+                # A loop that ended with a call still inside its limit (a test's loop):
+                # nothing is left to cancel there.
+                self._running.discard(limit)
+            elif limit.loop is loop and limit.deadline <= now:
+                self._running.discard(limit)
+                limit.expire()
         if self._running:
             loop.call_later(self.TICK, self._tick, loop)
         else:
@@ -71,6 +76,14 @@ class Limit:
         self.deadline = loop.time() + self._seconds
         self._deadlines._watch(self, loop)
         return self
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        return self._task.get_loop() if self._task is not None else None
+
+    def loop_closed(self) -> bool:
+        loop = self.loop
+        return loop is not None and loop.is_closed()
 
     def expire(self) -> None:
         if self._task is not None and not self._task.done():
