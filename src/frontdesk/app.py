@@ -110,12 +110,7 @@ class Services:
                 tenant=stored.tenant_key,
                 mcp_url=self.settings.mcp_url(stored.tenant_key),
             )
-        # Everything loaded so far (modules, the schema, compiled checks) lives as long as
-        # the process: moved out of the collector's reach, a full collection no longer
-        # walks a few hundred thousand objects that can never be garbage, which showed as
-        # multi-millisecond pauses in the p99 of a loaded worker.
-        gc.collect()
-        gc.freeze()
+        _freeze_start_up_heap()
 
     async def stop(self) -> None:
         if self.access_log is not None:
@@ -124,6 +119,24 @@ class Services:
         await self.http.aclose()
         await self.backends.aclose()
         await self.database.close()
+
+
+_heap_frozen = False
+
+
+def _freeze_start_up_heap() -> None:
+    """Everything loaded by the first start (modules, the schema, compiled checks) lives as
+    long as the process: moved out of the collector's reach, a full collection no longer
+    walks a few hundred thousand objects that can never be garbage, which showed as
+    multi-millisecond pauses in the p99 of a loaded worker. Once per process: a frozen
+    object that later turned into cyclic garbage would never be collected, and a test
+    process starts many apps."""
+    global _heap_frozen
+    if _heap_frozen:
+        return
+    _heap_frozen = True
+    gc.collect()
+    gc.freeze()
 
 
 def _grant_repository(database: Database) -> GrantRepository:
