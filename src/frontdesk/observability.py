@@ -161,6 +161,18 @@ class _RequestFigures(Collector):
         self.buckets: dict[str, list[int]] = {}
         self.sums: dict[str, float] = {}
 
+    def add(self, route: str, method: str, status: int, seconds: float) -> None:
+        key = (route, method, status)
+        self.counts[key] = self.counts.get(key, 0) + 1
+        buckets = self.buckets.get(route)
+        if buckets is None:
+            buckets = self.buckets[route] = [0] * (len(self.BUCKETS) + 1)
+            self.sums[route] = 0.0
+        # Prometheus buckets are "less than or equal": bisect_left finds the first bound
+        # that is not below the value.
+        buckets[bisect_left(self.BUCKETS, seconds)] += 1
+        self.sums[route] += seconds
+
     def collect(self) -> Iterator[Metric]:
         requests = CounterMetricFamily(
             "frontdesk_http_requests",
@@ -194,14 +206,4 @@ class Metrics:
 
     def record(self, route: str, method: str, status: int, seconds: float) -> None:
         """Count one answered request."""
-        figures = self._figures
-        key = (route, method, status)
-        figures.counts[key] = figures.counts.get(key, 0) + 1
-        buckets = figures.buckets.get(route)
-        if buckets is None:
-            buckets = figures.buckets[route] = [0] * (len(_RequestFigures.BUCKETS) + 1)
-            figures.sums[route] = 0.0
-        # Prometheus buckets are "less than or equal": bisect_left finds the first bound
-        # that is not below the value.
-        buckets[bisect_left(_RequestFigures.BUCKETS, seconds)] += 1
-        figures.sums[route] += seconds
+        self._figures.add(route, method, status, seconds)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -35,8 +34,9 @@ from frontdesk.tools.provider import ToolCall, ToolError, ToolResult
 
 log = structlog.get_logger(__name__)
 
-# Tool time limits share one watchdog timer per event loop (deadlines.py says why).
-TOOL_DEADLINES = Deadlines()
+# Provider time limits (tools, resources, prompts) share one watchdog timer per event
+# loop (deadlines.py says why).
+DEADLINES = Deadlines()
 
 Handler = Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -126,7 +126,7 @@ async def _call_tool(
         request_id=context.request_id,
     )
     try:
-        async with TOOL_DEADLINES.limit(tool.definition.timeout):
+        async with DEADLINES.limit(tool.definition.timeout):
             result = await tool.provider.call(call)
     except ToolError as error:
         return ToolResult.text(error.message, is_error=True)
@@ -298,7 +298,7 @@ def _admit_personal(context: RequestContext, access: Access, what: str) -> None:
 async def _provide(context: RequestContext, what: str, work: Awaitable[T]) -> T:
     """Await a provider with the standard deadline; failures become a plain error."""
     try:
-        async with asyncio.timeout(PROVIDER_TIMEOUT_SECONDS):
+        async with DEADLINES.limit(PROVIDER_TIMEOUT_SECONDS):
             return await work
     except TimeoutError:
         log.warning("provider_timeout", tenant=context.company.tenant_key, item=what)

@@ -54,7 +54,7 @@ def for_reads(engine: AsyncEngine) -> AsyncEngine:
     """The same pool, without a transaction around each read.
 
     A single SELECT needs no BEGIN and ROLLBACK around it: on PostgreSQL that saves two
-    round trips on every signed-in call and every token lookup.
+    round trips on every read that goes through SQLAlchemy.
     """
     return engine.execution_options(isolation_level="AUTOCOMMIT")
 
