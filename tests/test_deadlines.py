@@ -14,16 +14,15 @@ from frontdesk.deadlines import Deadlines
 async def test_a_body_past_its_limit_ends_with_timeout_error_near_the_limit() -> None:
     deadlines = Deadlines()
     started = time.monotonic()
-    with pytest.raises(TimeoutError):
-        async with deadlines.limit(0.2):
-            await asyncio.sleep(5)
+    with pytest.raises(TimeoutError), deadlines.limit(0.2):
+        await asyncio.sleep(5)
     elapsed = time.monotonic() - started
     assert 0.2 <= elapsed < 0.2 + 3 * Deadlines.TICK
 
 
 async def test_a_body_within_its_limit_returns_and_is_never_cancelled() -> None:
     deadlines = Deadlines()
-    async with deadlines.limit(0.2):
+    with deadlines.limit(0.2):
         await asyncio.sleep(0.01)
     # Well past the limit: nothing is left to cancel this task.
     await asyncio.sleep(0.3)
@@ -37,7 +36,7 @@ async def test_a_cancellation_from_elsewhere_passes_through_as_cancellation() ->
     entered = asyncio.Event()
 
     async def call() -> None:
-        async with deadlines.limit(10):
+        with deadlines.limit(10):
             entered.set()
             await asyncio.sleep(5)
 
@@ -53,7 +52,7 @@ async def test_limits_of_concurrent_calls_are_kept_apart() -> None:
 
     async def call(seconds: float, limit: float) -> str:
         try:
-            async with deadlines.limit(limit):
+            with deadlines.limit(limit):
                 await asyncio.sleep(seconds)
         except TimeoutError:
             return "timed out"
@@ -65,9 +64,8 @@ async def test_limits_of_concurrent_calls_are_kept_apart() -> None:
 
 async def test_a_body_that_swallows_the_cancellation_leaves_the_task_uncancelled() -> None:
     deadlines = Deadlines()
-    async with deadlines.limit(0.05):
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.sleep(5)
+    with deadlines.limit(0.05), contextlib.suppress(asyncio.CancelledError):
+        await asyncio.sleep(5)
     task = asyncio.current_task()
     assert task is not None
     assert task.cancelling() == 0
@@ -76,12 +74,11 @@ async def test_a_body_that_swallows_the_cancellation_leaves_the_task_uncancelled
 
 async def test_the_watchdog_stops_when_nothing_runs_and_starts_again() -> None:
     deadlines = Deadlines()
-    async with deadlines.limit(1):
+    with deadlines.limit(1):
         await asyncio.sleep(0)
     await asyncio.sleep(3 * Deadlines.TICK)
-    with pytest.raises(TimeoutError):
-        async with deadlines.limit(0.05):
-            await asyncio.sleep(5)
+    with pytest.raises(TimeoutError), deadlines.limit(0.05):
+        await asyncio.sleep(5)
 
 
 def test_a_limit_left_behind_by_a_closed_loop_does_not_stop_the_next_loop() -> None:
@@ -92,7 +89,7 @@ def test_a_limit_left_behind_by_a_closed_loop_does_not_stop_the_next_loop() -> N
         entered = asyncio.Event()
 
         async def call() -> None:
-            async with deadlines.limit(0.01):
+            with deadlines.limit(0.01):
                 entered.set()
                 await asyncio.sleep(60)
 
@@ -107,7 +104,7 @@ def test_a_limit_left_behind_by_a_closed_loop_does_not_stop_the_next_loop() -> N
 
     async def timed_out() -> bool:
         try:
-            async with deadlines.limit(0.05):
+            with deadlines.limit(0.05):
                 await asyncio.sleep(5)
         except TimeoutError:
             return True

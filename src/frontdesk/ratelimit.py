@@ -97,6 +97,12 @@ class Verdict:
 ALLOWED = Verdict(allowed=True)
 
 
+def _verdict(limit: RateLimit, hits: int, now: float) -> Verdict:
+    if hits <= limit.amount:
+        return ALLOWED
+    return Verdict(allowed=False, retry_after=seconds_left_in_window(limit, now))
+
+
 def seconds_left_in_window(limit: RateLimit, now: float) -> int:
     return max(1, math.ceil(limit.seconds - now % limit.seconds))
 
@@ -208,21 +214,28 @@ class RateLimiter:
     def shared(self) -> bool:
         return self._shared is not None
 
+    def hit_here(self, limit: RateLimit, *identity: str) -> Verdict | None:
+        """Count one request and give the verdict when this instance counts on its own (no
+        Redis, or Redis failing); None when the count lives in Redis and ``hit`` must be
+        awaited. Without Redis every request is answered here, with no coroutine."""
+        if self._shared is not None and time.monotonic() >= self._degraded_until:
+            return None
+        now = self._clock()
+        return _verdict(limit, self._memory.count(limit, identity, now), now)
+
     async def hit(self, limit: RateLimit, *identity: str) -> Verdict:
         """Count one request of this caller, and say whether it is within the limit."""
-        now = self._clock()
         shared = self._shared
         if shared is None or time.monotonic() < self._degraded_until:
+            now = self._clock()
+            return _verdict(limit, self._memory.count(limit, identity, now), now)
+        now = self._clock()
+        try:
+            hits = await shared.count(limit, identity, now)
+        except shared.failures as error:
+            self._degrade(error)
             hits = self._memory.count(limit, identity, now)
-        else:
-            try:
-                hits = await shared.count(limit, identity, now)
-            except shared.failures as error:
-                self._degrade(error)
-                hits = self._memory.count(limit, identity, now)
-        if hits <= limit.amount:
-            return ALLOWED
-        return Verdict(allowed=False, retry_after=seconds_left_in_window(limit, now))
+        return _verdict(limit, hits, now)
 
     def _degrade(self, error: Exception) -> None:
         """Count in memory for a while rather than fail the request, and say so once."""

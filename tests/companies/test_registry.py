@@ -139,6 +139,22 @@ async def test_a_found_company_is_served_from_the_cache(
     assert repository.lookups == ["acme"]
 
 
+async def test_a_cached_active_company_is_remembered_without_a_coroutine(
+    repository: CountingRepository, make_settings: Callable[..., Settings], clock: Clock
+) -> None:
+    """remembered gives the fresh cached company, and None whenever active must be asked."""
+    registry = registry_for(repository, make_settings, company_cache_seconds=30)
+    assert registry.remembered("acme") is None
+    first = await registry.active("acme")
+    assert first is not None
+    assert registry.remembered("acme") is first
+    assert await registry.active("nobody") is None
+    assert registry.remembered("nobody") is None
+    clock.now += 31
+    assert registry.remembered("acme") is None
+    assert repository.lookups == ["acme", "nobody"]
+
+
 async def test_requests_that_find_the_entry_expired_share_one_read(
     repository: CountingRepository, make_settings: Callable[..., Settings], clock: Clock
 ) -> None:

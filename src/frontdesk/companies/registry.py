@@ -51,6 +51,15 @@ class CompanyRegistry:
         self._loaded: dict[str, tuple[int, ServedCompany]] = {}
         self._loading: dict[str, asyncio.Future[ServedCompany | None]] = {}
 
+    def remembered(self, tenant_key: str) -> ServedCompany | None:
+        """The active company, when the cache holds it fresh; None when ``active`` must be
+        asked (unknown, inactive, expired). Every request looks its company up and nearly
+        always finds it here, so this answer needs no coroutine."""
+        cached = self._cache.get(tenant_key)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        return None
+
     async def active(self, tenant_key: str) -> ServedCompany | None:
         cached = self._cache.get(tenant_key)
         if cached is not None and cached[0] > time.monotonic():

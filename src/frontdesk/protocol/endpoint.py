@@ -20,7 +20,7 @@ from frontdesk.asgi import (
     Receive,
     Scope,
     Send,
-    header,
+    headers_of,
     read_body,
     respond,
 )
@@ -97,9 +97,10 @@ class McpEndpoint:
                 raw = await read_body(receive, MAX_BODY_BYTES)
             except BodyTooLargeError:
                 raise BodyTooLarge(TOO_LARGE) from None
-            _check_content_type(scope)
+            headers = headers_of(scope)
+            _check_content_type(headers)
             body = parse_body(raw)
-            self._check_session(scope, company, body)
+            self._check_session(headers, company, body)
             context = RequestContext(
                 company,
                 caller,
@@ -125,35 +126,41 @@ class McpEndpoint:
             # Only notifications: nothing to answer (SPEC 4.2).
             await respond(send, 202)
             return
-        headers = [JSON_CONTENT]
+        answer_headers = [JSON_CONTENT]
         if context.negotiated_version is not None:
             session_id = self._sessions.issue(tenant_key, context.negotiated_version)
-            headers.append((b"mcp-session-id", session_id.encode()))
+            answer_headers.append((b"mcp-session-id", session_id.encode()))
         status = 200
         if context.challenges:
             status = 401
-            headers.append((b"www-authenticate", context.challenges[0].encode()))
+            answer_headers.append((b"www-authenticate", context.challenges[0].encode()))
         payload = replies if body.is_batch else replies[0]
-        await respond(send, status, orjson.dumps(payload), headers)
+        await respond(send, status, orjson.dumps(payload), answer_headers)
 
     async def _admit(self, scope: Scope, tenant_key: str) -> tuple[ServedCompany, Caller]:
         """Checks that need no body: size announced, company, caller, rate limit, version."""
-        length = header(scope, b"content-length")
+        headers = headers_of(scope)
+        length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
             raise BodyTooLarge(TOO_LARGE)
-        company = await self._registry.active(tenant_key)
+        # Each step answers without a coroutine when it can (a cached company, a guest,
+        # a count kept in memory): this runs on every request.
+        company = self._registry.remembered(tenant_key) or await self._registry.active(tenant_key)
         if company is None:
             raise NoActiveCompany("No active company has this tenant key")
         address = self._addresses.resolve(scope)
-        try:
-            caller = await self._bearers.caller(scope, company, address)
-        except Unauthorized:
-            # A refused token still counts against its sender, so guessing tokens is
-            # throttled like any other traffic.
-            await self._rate_limit(company, Caller(address=address))
-            raise
+        if b"authorization" not in headers:
+            caller = Caller(address)
+        else:
+            try:
+                caller = await self._bearers.caller(scope, company, address)
+            except Unauthorized:
+                # A refused token still counts against its sender, so guessing tokens is
+                # throttled like any other traffic.
+                await self._rate_limit(company, Caller(address))
+                raise
         await self._rate_limit(company, caller)
-        version = header(scope, b"mcp-protocol-version")
+        version = headers.get(b"mcp-protocol-version")
         if version is not None and not is_supported(version.decode("latin-1")):
             raise UnsupportedVersion(
                 "Unsupported MCP-Protocol-Version", data={"supported": list(SUPPORTED_VERSIONS)}
@@ -161,14 +168,17 @@ class McpEndpoint:
         return company, caller
 
     async def _rate_limit(self, company: ServedCompany, caller: Caller) -> None:
-        verdict = await self._limiter.hit(
-            company.rate_limit, company.tenant_key, caller.rate_limit_key
-        )
+        identity = (company.tenant_key, caller.rate_limit_key)
+        verdict = self._limiter.hit_here(company.rate_limit, *identity)
+        if verdict is None:
+            verdict = await self._limiter.hit(company.rate_limit, *identity)
         if not verdict.allowed:
             raise RateLimited(verdict.retry_after)
 
-    def _check_session(self, scope: Scope, company: ServedCompany, body: Body) -> None:
-        raw = header(scope, b"mcp-session-id")
+    def _check_session(
+        self, headers: dict[bytes, bytes], company: ServedCompany, body: Body
+    ) -> None:
+        raw = headers.get(b"mcp-session-id")
         if raw is None or any(message.method == "initialize" for message in body.messages):
             # No header: a stateless client, served as such. initialize starts afresh.
             return
@@ -177,8 +187,8 @@ class McpEndpoint:
             raise SessionUnknown("Session not found; call initialize again")
 
 
-def _check_content_type(scope: Scope) -> None:
-    content_type = header(scope, b"content-type")
+def _check_content_type(headers: dict[bytes, bytes]) -> None:
+    content_type = headers.get(b"content-type")
     media_type = (content_type or b"").split(b";", 1)[0].strip().lower()
     if media_type != b"application/json":
         raise InvalidRequest("Invalid request: Content-Type must be application/json")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -13,8 +12,10 @@ from frontdesk.protocol.errors import InvalidRequest, ParseError, RpcError
 RequestId = str | int
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+# The parse results are tuples: as immutable as frozen dataclasses, at half the cost to
+# build (a frozen dataclass sets each field through object.__setattr__), which every
+# request pays.
+class Message(NamedTuple):
     """One JSON-RPC request or notification, already checked against the contract."""
 
     method: str
@@ -23,8 +24,7 @@ class Message:
     is_notification: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Body:
+class Body(NamedTuple):
     messages: list[Message]
     is_batch: bool
 
@@ -40,8 +40,8 @@ def parse_body(body: bytes) -> Body:
             raise InvalidRequest("Invalid request: a batch needs at least one request")
         if len(document) > MAX_BATCH:
             raise InvalidRequest(f"Invalid request: a batch holds at most {MAX_BATCH} requests")
-        return Body([_parse_message(item) for item in document], is_batch=True)
-    return Body([_parse_message(document)], is_batch=False)
+        return Body([_parse_message(item) for item in document], True)
+    return Body([_parse_message(document)], False)
 
 
 def _parse_message(item: object) -> Message:
@@ -61,7 +61,7 @@ def _parse_message(item: object) -> Message:
     params = item.get("params", {})
     if type(params) is not dict:
         raise InvalidRequest("Invalid request: params must be an object", request_id=valid_id)
-    return Message(method=method, params=params, id=valid_id, is_notification=not has_id)
+    return Message(method, params, valid_id, not has_id)
 
 
 def success(request_id: RequestId | None, result: dict[str, Any]) -> dict[str, Any]:

@@ -126,7 +126,7 @@ async def _call_tool(
         request_id=context.request_id,
     )
     try:
-        async with DEADLINES.limit(tool.definition.timeout):
+        with DEADLINES.limit(tool.definition.timeout):
             result = await tool.provider.call(call)
     except ToolError as error:
         return ToolResult.text(error.message, is_error=True)
@@ -298,7 +298,7 @@ def _admit_personal(context: RequestContext, access: Access, what: str) -> None:
 async def _provide(context: RequestContext, what: str, work: Awaitable[T]) -> T:
     """Await a provider with the standard deadline; failures become a plain error."""
     try:
-        async with DEADLINES.limit(PROVIDER_TIMEOUT_SECONDS):
+        with DEADLINES.limit(PROVIDER_TIMEOUT_SECONDS):
             return await work
     except TimeoutError:
         log.warning("provider_timeout", tenant=context.company.tenant_key, item=what)
