@@ -148,8 +148,10 @@ def _grant_repository(database: Database) -> GrantRepository:
     return PostgresGrantRepository(database.engine, database.driver_pool, database.lookup_pool)
 
 
-class Frontdesk:
-    """The ASGI application: the MCP endpoint on its fast path, everything else via Starlette."""
+class Frontdesk(Edge):
+    """The ASGI application: the edge every request passes, then the MCP endpoint on its
+    fast path and everything else via Starlette. An Edge itself rather than holding one,
+    so that a request enters the edge with no call in between."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -162,10 +164,7 @@ class Frontdesk:
             BearerResolver(services.grants, services.settings),
         )
         self._routes = _routes(services, addresses)
-        self._edge = Edge(self._route, services.settings, services.metrics, services.access_log)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._edge(scope, receive, send)
+        super().__init__(self._route, services.settings, services.metrics, services.access_log)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send, request_id: str) -> None:
         if scope["type"] == "http":

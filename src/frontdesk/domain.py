@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Customer:
-    """A company's customer, signed in through the company's own login."""
+class Customer(NamedTuple):
+    """A company's customer, signed in through the company's own login (a tuple, like
+    ``Caller``: one is built per signed-in call)."""
 
     subject: str
     email: str | None

@@ -46,9 +46,10 @@ def new_request_id() -> str:
 def route_label(path: str) -> str:
     """A bounded label for metrics: the route's shape, never a tenant key or a raw path."""
     if path.startswith("/v1/"):
-        parts = path.split("/")
-        if len(parts) == 4 and parts[3] == "mcp":
+        # The MCP endpoint first, and without splitting: it is the hot path.
+        if path.endswith("/mcp") and path.count("/") == 3:
             return "mcp"
+        parts = path.split("/")
         if len(parts) == 5 and parts[3] == "oauth" and parts[4] in _OAUTH_ROUTES:
             return "oauth/" + parts[4]
     if path.startswith("/.well-known/"):

@@ -8,9 +8,8 @@ Lifetimes come from the company's sign-in setup, capped by the contract: access 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.domain import Customer
@@ -23,9 +22,8 @@ from frontdesk.store.grants import CodeRecord, GrantRepository, NewTokens
 CODE_TTL = timedelta(minutes=5)
 
 
-@dataclass(frozen=True, slots=True)
-class Bearer:
-    """Who a valid access token speaks for."""
+class Bearer(NamedTuple):
+    """Who a valid access token speaks for (a tuple: one is built per signed-in call)."""
 
     customer: Customer
     client_id: str

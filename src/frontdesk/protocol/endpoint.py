@@ -109,7 +109,12 @@ class McpEndpoint:
                     self._bearers.sign_in_challenge(tenant_key) if company.has_signin else None
                 ),
             )
-            replies = await _dispatch(context, body.messages)
+            first = body.messages[0]
+            if body.is_batch or first.is_notification:
+                replies = await _dispatch(context, body.messages)
+            else:
+                # One request, the usual case: answered directly.
+                replies = [await _answer(context, first)]
         except ClientDisconnectedError:
             return
         except RpcError as error:
