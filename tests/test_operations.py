@@ -27,6 +27,7 @@ def test_serve_migrates_and_seeds_before_workers_and_tells_them_not_to(
 
     def fake_run(*_args: Any, **options: Any) -> None:
         seen["workers"] = options["workers"]
+        seen["ws"] = options["ws"]
         seen["auto_migrate"] = os.environ.get("FRONTDESK_AUTO_MIGRATE")
         seen["seed_demo"] = os.environ.get("FRONTDESK_SEED_DEMO")
 
@@ -36,7 +37,8 @@ def test_serve_migrates_and_seeds_before_workers_and_tells_them_not_to(
     monkeypatch.setenv("FRONTDESK_SEED_DEMO", "true")
     operations.serve(settings, host="127.0.0.1", port=0, workers=2)
 
-    assert seen == {"workers": 2, "auto_migrate": "false", "seed_demo": "false"}
+    # No WebSocket protocol: uvicorn's "auto" loads the websockets package into every worker.
+    assert seen == {"workers": 2, "ws": "none", "auto_migrate": "false", "seed_demo": "false"}
 
     async def stored_keys() -> list[str]:
         database = Database(settings.database_url)

@@ -42,6 +42,11 @@ def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
         workers=workers,
         loop="uvloop",
         http="httptools",
+        # Frontdesk serves no WebSocket route. uvicorn's "auto" would load the websockets
+        # package into every worker (0.6 MB of RSS each) only to refuse the handshake; with
+        # "none" an upgrade request is answered as the plain HTTP request it also is (a GET:
+        # 405 on the MCP endpoint), and uvicorn logs a warning about it.
+        ws="none",
         access_log=False,
         log_level="warning",
         server_header=False,
