@@ -7,6 +7,7 @@ import json
 import math
 import os
 import resource
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,9 @@ class Measurement:
     other_cpu: float
     pg_sessions: int | None  # PostgreSQL connections opened during the run
     tokens_short: int = 0
+    # When RSS was read (time.monotonic()): the report's "after its last run" is the run
+    # that ended last, whatever the rotated order of the rounds put last in a round.
+    measured_at: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -215,6 +219,7 @@ def measure(
         errors=report["errors_status"],
         socket_errors=socket_errors,
         rss_worker_mb=memory.worker_mb,
+        measured_at=time.monotonic(),
         rss_total_mb=memory.total_mb,
         server_cpu=server_cpu,
         wrk_cpu=wrk_cpu,

@@ -134,7 +134,7 @@ def servers_table(running: Sequence[Running], rows: Sequence[Row]) -> list[str]:
     ]
     for server in running:
         last = [row.runs[-1] for row in rows if row.server.key == server.server.key]
-        final = max(last, key=lambda m: m.round) if last else None
+        final = max(last, key=lambda m: m.measured_at) if last else None
         after = f"{final.rss_worker_mb:.0f}" if final else "-"
         total = f"{final.rss_total_mb:.0f}" if final else "-"
         processes = server.server.workers + (1 if server.server.workers > 1 else 0)
@@ -202,6 +202,14 @@ def targets(rows: dict[str, Row]) -> list[Target]:
             name = f"refresh grants on PostgreSQL ≥ 1,000/s per worker ({row.server.label})"
             found.append(Target(name, f"{per_worker:,.0f}/s per worker", per_worker >= 1000))
     return found
+
+
+def ceiling_scaling(rows: dict[str, Row]) -> float | None:
+    """2 workers ÷ 1 worker for the bare-ASGI ceiling: what this machine allows at all."""
+    single, double = rows.get("ceiling"), rows.get("ceiling-2w")
+    if single is None or double is None:
+        return None
+    return double.rps / single.rps
 
 
 def source_state() -> str:
@@ -382,6 +390,14 @@ def render(report: Report) -> str:
         lines += ["## Targets (issue 6)", "", "| target | measured | met |", "|---|---|:-:|"]
         lines += [f"| {t.name} | {t.measured} | {'yes' if t.met else '**no**'} |" for t in found]
         lines.append("")
+        scaling = ceiling_scaling(by_key)
+        if scaling is not None:
+            lines += [
+                "For scale, the bare-ASGI ceiling itself gives "
+                f"**{scaling:.2f}×** its 1-worker figure with 2 workers on this machine, "
+                "where wrk shares the two cores with the workers.",
+                "",
+            ]
     if report.profiles:
         lines += [
             "## Profiles",

@@ -153,6 +153,7 @@ def start_server(env: Environment, server: Server) -> Running:
         command = [str(env.bench_python), "-m", "uvicorn", "baselines.bare_asgi:app"]
         command += ["--host", "127.0.0.1", "--port", str(port), "--loop", "uvloop"]
         command += ["--http", "httptools", "--no-access-log", "--log-level", "warning"]
+        command += ["--workers", str(server.workers)]
         options["cwd"] = BENCH
     elif server.kind == "mcp-python":
         script = BENCH / "baselines" / "mcp_python_server.py"

@@ -35,6 +35,7 @@ class Scenario:
 
 SERVERS = (
     Server("ceiling", "bare ASGI on uvicorn", "asgi"),
+    Server("ceiling-2w", "bare ASGI on uvicorn, 2 workers", "asgi", 2),
     Server("mcp-python", "MCP Python SDK", "mcp-python"),
     Server("mcp-typescript", "MCP TypeScript SDK", "mcp-typescript"),
     Server("fd-sqlite", "Frontdesk, SQLite, 1 worker", "frontdesk", 1, "sqlite"),
@@ -53,6 +54,15 @@ SERVER_BY_KEY = {server.key: server for server in SERVERS}
 
 SCENARIOS = (
     Scenario("ceiling", "tools/call: bare ASGI (the ceiling)", "ceiling", "call"),
+    # What two workers can give on this machine at all, with wrk sharing their cores: the
+    # yardstick for Frontdesk's own 2-worker figures.
+    Scenario(
+        "ceiling-2w",
+        "tools/call: bare ASGI, 2 workers (diagnostic)",
+        "ceiling-2w",
+        "call",
+        diagnostic=True,
+    ),
     Scenario("mcp-python", "tools/call: MCP Python SDK, stateless JSON", "mcp-python", "call"),
     Scenario(
         "mcp-python-2026",
