@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from importlib.resources import files
 
-import httpx
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.exc import DBAPIError
@@ -30,6 +29,7 @@ from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.rendering import render_authorize_page, render_oauth_error, render_outage
 from frontdesk.oauth.routes import OAuthEndpoints
 from frontdesk.observability import AccessLog, Metrics, configure_logging
+from frontdesk.outbound import OutboundClients
 from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.endpoint import McpEndpoint
 from frontdesk.protocol.sessions import SessionSigner
@@ -61,27 +61,16 @@ class Services:
     clients: ClientRepository
     customers: CustomerRepository
     grants: Grants
-    # Outbound calls: the companies' identity providers, and their tool backends (one
-    # pool, so busy tools reuse connections; each call is bounded by its tool's timeout).
-    http: httpx.AsyncClient
-    backends: httpx.AsyncClient
+    # Outbound calls: the companies' identity providers, and their tool backends.
+    outbound: OutboundClients
     logins: LoginConnectors
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
         database = Database(settings.database_url, settings.database_pool_size)
         companies = CompanyRepository(database.engine)
-        # One TLS context (the same defaults each client would make) for both clients: each
-        # context holds its own copy of the CA bundle, close to 1 MB a worker.
-        tls = httpx.create_ssl_context()
-        http = httpx.AsyncClient(verify=tls, timeout=10.0, follow_redirects=False)
-        backends = httpx.AsyncClient(
-            verify=tls,
-            timeout=httpx.Timeout(None, connect=10.0),
-            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
-            follow_redirects=False,
-        )
-        providers = ProviderFactory(backends, AddressPolicy(settings.backend_allowed_networks))
+        outbound = OutboundClients()
+        providers = ProviderFactory(outbound, AddressPolicy(settings.backend_allowed_networks))
         return cls(
             settings=settings,
             database=database,
@@ -94,9 +83,8 @@ class Services:
             clients=ClientRepository(database.engine),
             customers=CustomerRepository(database.engine),
             grants=Grants(_grant_repository(database)),
-            http=http,
-            backends=backends,
-            logins=LoginConnectors(settings, http),
+            outbound=outbound,
+            logins=LoginConnectors(settings, outbound),
         )
 
     async def start(self) -> None:
@@ -116,8 +104,7 @@ class Services:
         if self.access_log is not None:
             self.access_log.flush()
         await self.limiter.close()
-        await self.http.aclose()
-        await self.backends.aclose()
+        await self.outbound.aclose()
         await self.database.close()
 
 

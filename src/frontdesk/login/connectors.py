@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-import httpx
-
 from frontdesk.companies.definition import DevLogin as DevSetup
 from frontdesk.companies.definition import OidcLogin as OidcSetup
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.config import Settings
 from frontdesk.login.connector import LoginConnector, LoginFailed
 from frontdesk.login.dev import DevLogin
+from frontdesk.outbound import OutboundClients
 
 if TYPE_CHECKING:
     from frontdesk.login.oidc import OidcSettings
@@ -21,9 +20,9 @@ UNAVAILABLE = "Sign-in is not available for this company right now."
 
 
 class LoginConnectors:
-    def __init__(self, settings: Settings, http: httpx.AsyncClient) -> None:
+    def __init__(self, settings: Settings, outbound: OutboundClients) -> None:
         self._settings = settings
-        self._http = http
+        self._outbound = outbound
         # Keyed by the setup's JSON (the model holds a list, so it cannot be hashed): a
         # changed setup gets a new connector, an unchanged one keeps its cached provider
         # metadata and keys.
@@ -44,7 +43,9 @@ class LoginConnectors:
                     # a company with an OpenID Connect login.
                     from frontdesk.login.oidc import OidcLogin, OidcSettings
 
-                    connector = OidcLogin(self._oidc_settings(login, OidcSettings), self._http)
+                    connector = OidcLogin(
+                        self._oidc_settings(login, OidcSettings), self._outbound.for_logins()
+                    )
                     self._oidc[key] = connector
                 return connector
 

@@ -1,5 +1,6 @@
 """Builds the provider a tool names, with what providers share: one HTTP client for every
-backend call (connections kept alive across calls) and the operator's address policy."""
+backend call (connections kept alive across calls) and the operator's address policy.
+The HTTP provider and its client are loaded with the first HTTP tool."""
 
 from __future__ import annotations
 
@@ -7,20 +8,18 @@ import asyncio
 import os
 from urllib.parse import urlsplit
 
-import httpx
-
 from frontdesk.companies.definition import HttpProvider, PythonProvider
+from frontdesk.outbound import OutboundClients
 from frontdesk.tools.addresses import AddressPolicy
-from frontdesk.tools.http import CONNECTIONS_PER_BACKEND, HttpToolProvider
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
 from frontdesk.tools.python import PythonToolProvider
 
 
 class ProviderFactory:
     def __init__(
-        self, http: httpx.AsyncClient | None = None, addresses: AddressPolicy | None = None
+        self, outbound: OutboundClients | None = None, addresses: AddressPolicy | None = None
     ) -> None:
-        self._http = http
+        self._outbound = outbound
         self._addresses = addresses or AddressPolicy([])
         # One lane of connections per backend (scheme, host and port), whichever company
         # and tool call it.
@@ -32,8 +31,11 @@ class ProviderFactory:
             case PythonProvider(target=target):
                 return PythonToolProvider(target)
             case HttpProvider():
-                if self._http is None:
+                if self._outbound is None:
                     raise ToolUnavailableError("no HTTP client for backend calls")
+                # Imported here: httpx is loaded with the first HTTP tool, not before.
+                from frontdesk.tools.http import CONNECTIONS_PER_BACKEND, HttpToolProvider
+
                 secret = reference.secret
                 if reference.secret_env is not None:
                     secret = os.environ.get(reference.secret_env)
@@ -42,4 +44,6 @@ class ProviderFactory:
                 parts = urlsplit(reference.url)
                 origin = f"{parts.scheme}://{parts.netloc.lower()}"
                 lane = self._lanes.setdefault(origin, asyncio.Semaphore(CONNECTIONS_PER_BACKEND))
-                return HttpToolProvider(reference.url, secret, self._http, self._addresses, lane)
+                return HttpToolProvider(
+                    reference.url, secret, self._outbound.for_backends(), self._addresses, lane
+                )
