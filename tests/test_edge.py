@@ -18,6 +18,7 @@ from frontdesk import edge
 from frontdesk.app import create_app
 from frontdesk.config import Settings
 from frontdesk.edge import route_label
+from frontdesk.observability import REQUEST_ID, configure_logging
 
 # Explicit, so that anyio keeps each test's parametrization.
 pytestmark = pytest.mark.anyio
@@ -368,4 +369,23 @@ async def test_the_access_log_can_be_turned_off(
 async def test_the_request_id_is_unbound_after_the_request(client: httpx.AsyncClient) -> None:
     """One request's id does not leak into logs written after it."""
     await client.get("/healthz", headers={"X-Request-Id": "trace-9"})
-    assert "request_id" not in structlog.contextvars.get_contextvars()
+    assert REQUEST_ID.get() is None
+
+
+def test_a_line_logged_while_a_request_is_answered_carries_its_id(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every log line written during a request names it; lines written after do not."""
+    configure_logging("INFO", json=True)
+    logger = structlog.get_logger("frontdesk.test")
+    bound = REQUEST_ID.set("trace-11")
+    try:
+        logger.info("inside")
+    finally:
+        REQUEST_ID.reset(bound)
+    logger.info("outside")
+    lines = [orjson.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert [(line["event"], line.get("request_id")) for line in lines] == [
+        ("inside", "trace-11"),
+        ("outside", None),
+    ]

@@ -12,11 +12,10 @@ import time
 from collections.abc import Awaitable, Callable
 
 import orjson
-import structlog
 
 from frontdesk.asgi import JSON_CONTENT, Message, Receive, Scope, Send, header, headers_of, respond
 from frontdesk.config import Settings
-from frontdesk.observability import AccessLog, Metrics
+from frontdesk.observability import REQUEST_ID, AccessLog, Metrics
 
 # A request id we accept from a proxy: short and plain, so it is safe in logs and headers.
 _REQUEST_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
@@ -87,7 +86,7 @@ class Edge:
         request_id = (
             supplied.decode() if supplied and _REQUEST_ID.fullmatch(supplied) else new_request_id()
         )
-        structlog.contextvars.bind_contextvars(request_id=request_id)
+        bound = REQUEST_ID.set(request_id)
         origin = headers.get(b"origin")
         status = 500
 
@@ -120,7 +119,7 @@ class Edge:
                 await self._app(scope, receive, send_with_headers, request_id)
         finally:
             self._record(scope, status, started, request_id)
-            structlog.contextvars.unbind_contextvars("request_id")
+            REQUEST_ID.reset(bound)
 
     def _host_allowed(self, host: bytes | None) -> bool:
         if host is None:
