@@ -87,14 +87,18 @@ class AccessLog:
     MCP hot path) and renders straight with orjson. With ``json`` off it goes through
     structlog's console renderer, for people reading a terminal.
 
-    JSON lines are gathered and written together, at most ``FLUSH_SECONDS`` after the first
-    of them (and at shut-down, ``flush``): a write of its own per line cost more than the
-    rest of the line. A chunk stays within ``PIPE_BUF`` so that the workers sharing one
-    stderr pipe never interleave inside a line. A crash loses at most the last 50 ms of
+    A request only records its figures; the lines are rendered and written together, at
+    most ``FLUSH_SECONDS`` after the first of them, every ``MAX_PENDING`` lines, and at
+    shut-down (``flush``). Rendered one at a time between requests, a line cost the server
+    several times what the same rendering costs in a run of lines (measured: about 12 µs
+    of a guest call's CPU against 2), and a write of its own per line cost more than the
+    rest of the line. A written chunk stays within ``PIPE_BUF`` so that the workers sharing
+    one stderr pipe never interleave inside a line. A crash loses at most the last 50 ms of
     access lines; every other log line is written at once.
     """
 
     FLUSH_SECONDS = 0.05
+    MAX_PENDING = 256
     # POSIX keeps a write of up to PIPE_BUF bytes (4096 on Linux) to a pipe in one piece.
     CHUNK_BYTES = 4096
 
@@ -104,8 +108,8 @@ class AccessLog:
         # The same destination as every other line: the configured logger, unprocessed.
         self._raw = structlog.get_config()["logger_factory"]()
         self._writes_bytes = isinstance(self._raw, structlog.BytesLogger)
-        self._pending: list[bytes] = []
-        self._pending_bytes = 0
+        # (wall-clock time, request id, method, path, status, duration in ms) per request.
+        self._pending: list[tuple[float, str, str, str, int, float]] = []
         self._flush_timer: asyncio.TimerHandle | None = None
         self._second = -1
         self._second_text = ""
@@ -114,23 +118,10 @@ class AccessLog:
         if not self._json:
             self._console.info("request", method=method, path=path, status=status, duration_ms=ms)
             return
-        line = orjson.dumps(
-            {
-                "method": method,
-                "path": path,
-                "status": status,
-                "duration_ms": ms,
-                "event": "request",
-                "request_id": request_id,
-                "level": "info",
-                "timestamp": self._timestamp(),
-            }
-        )
-        if self._pending_bytes + len(line) + 1 > self.CHUNK_BYTES:
+        self._pending.append((time.time(), request_id, method, path, status, ms))
+        if len(self._pending) >= self.MAX_PENDING:
             self.flush()
-        self._pending.append(line)
-        self._pending_bytes += len(line) + 1
-        if self._flush_timer is None:
+        elif self._flush_timer is None:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
@@ -144,16 +135,37 @@ class AccessLog:
             self._flush_timer = None
         if not self._pending:
             return
+        pending, self._pending = self._pending, []
+        chunk: list[bytes] = []
+        size = 0
+        for when, request_id, method, path, status, ms in pending:
+            line = orjson.dumps(
+                {
+                    "method": method,
+                    "path": path,
+                    "status": status,
+                    "duration_ms": ms,
+                    "event": "request",
+                    "request_id": request_id,
+                    "level": "info",
+                    "timestamp": self._timestamp(when),
+                }
+            )
+            if chunk and size + len(line) + 1 > self.CHUNK_BYTES:
+                self._emit(chunk)
+                chunk, size = [], 0
+            chunk.append(line)
+            size += len(line) + 1
+        self._emit(chunk)
+
+    def _emit(self, lines: list[bytes]) -> None:
         # The logger ends the chunk with the last line's newline.
-        chunk = b"\n".join(self._pending)
-        self._pending.clear()
-        self._pending_bytes = 0
+        chunk = b"\n".join(lines)
         self._raw.msg(chunk if self._writes_bytes else chunk.decode())
 
-    def _timestamp(self) -> str:
+    def _timestamp(self, now: float) -> str:
         """The same ISO-8601 UTC form as structlog's TimeStamper, its date part kept per
         second: formatting a datetime on every line costs more than the rest of it."""
-        now = time.time()
         second = int(now)
         if second != self._second:
             self._second = second
