@@ -220,15 +220,13 @@ class RateLimiter:
         awaited. Without Redis every request is answered here, with no coroutine."""
         if self._shared is not None and time.monotonic() >= self._degraded_until:
             return None
-        now = self._clock()
-        return _verdict(limit, self._memory.count(limit, identity, now), now)
+        return self._count_in_memory(limit, identity)
 
     async def hit(self, limit: RateLimit, *identity: str) -> Verdict:
         """Count one request of this caller, and say whether it is within the limit."""
         shared = self._shared
         if shared is None or time.monotonic() < self._degraded_until:
-            now = self._clock()
-            return _verdict(limit, self._memory.count(limit, identity, now), now)
+            return self._count_in_memory(limit, identity)
         now = self._clock()
         try:
             hits = await shared.count(limit, identity, now)
@@ -236,6 +234,10 @@ class RateLimiter:
             self._degrade(error)
             hits = self._memory.count(limit, identity, now)
         return _verdict(limit, hits, now)
+
+    def _count_in_memory(self, limit: RateLimit, identity: Identity) -> Verdict:
+        now = self._clock()
+        return _verdict(limit, self._memory.count(limit, identity, now), now)
 
     def _degrade(self, error: Exception) -> None:
         """Count in memory for a while rather than fail the request, and say so once."""

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from frontdesk.asgi import Scope, header
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.config import Settings
 from frontdesk.domain import Caller
@@ -41,11 +40,9 @@ class BearerResolver:
             )
         return challenge
 
-    async def caller(self, scope: Scope, company: ServedCompany, address: str) -> Caller:
-        """The caller behind the request, or Unauthorized for a token we cannot accept."""
-        authorization = header(scope, b"authorization")
-        if authorization is None:
-            return Caller(address=address)
+    async def customer(self, authorization: bytes, company: ServedCompany, address: str) -> Caller:
+        """The signed-in caller behind a request's Authorization header, or Unauthorized
+        for a token we cannot accept. (A request with no header is a guest's.)"""
         if not company.has_signin:
             # SPEC 5.4: no sign-in, so no token can be valid here; no discovery to point at.
             raise Unauthorized(

@@ -154,11 +154,12 @@ class McpEndpoint:
         if company is None:
             raise NoActiveCompany("No active company has this tenant key")
         address = self._addresses.resolve(scope)
-        if b"authorization" not in headers:
+        authorization = headers.get(b"authorization")
+        if authorization is None:
             caller = Caller(address)
         else:
             try:
-                caller = await self._bearers.caller(scope, company, address)
+                caller = await self._bearers.customer(authorization, company, address)
             except Unauthorized:
                 # A refused token still counts against its sender, so guessing tokens is
                 # throttled like any other traffic.
