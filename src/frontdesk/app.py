@@ -17,11 +17,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from frontdesk import __version__
-from frontdesk.asgi import Receive, Scope, Send
+from frontdesk.asgi import Headers, Receive, Scope, Send
 from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
-from frontdesk.edge import Edge
+from frontdesk.edge import Edge, with_edge_headers
 from frontdesk.login.connectors import LoginConnectors
 from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth.errors import AuthorizePage, OAuthError
@@ -153,15 +153,19 @@ class Frontdesk(Edge):
         self._routes = _routes(services, addresses)
         super().__init__(self._route, services.settings, services.metrics, services.access_log)
 
-    async def _route(self, scope: Scope, receive: Receive, send: Send, request_id: str) -> None:
-        if scope["type"] == "http":
-            path: str = scope["path"]
-            if path.startswith("/v1/") and path.endswith("/mcp"):
-                parts = path.split("/")
-                if len(parts) == 4:
-                    await self._mcp(scope, receive, send, parts[2], request_id)
-                    return
-        await self._routes(scope, receive, send)
+    async def _route(
+        self, scope: Scope, receive: Receive, send: Send, request_id: str, edge_headers: Headers
+    ) -> int:
+        if scope["type"] != "http":
+            # The lifespan: Starlette starts and stops the services.
+            await self._routes(scope, receive, send)
+            return 0
+        path: str = scope["path"]
+        if path.startswith("/v1/") and path.endswith("/mcp"):
+            parts = path.split("/")
+            if len(parts) == 4:
+                return await self._mcp(scope, receive, send, parts[2], request_id, edge_headers)
+        return await with_edge_headers(self._routes, scope, receive, send, edge_headers)
 
 
 def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:

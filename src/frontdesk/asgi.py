@@ -9,6 +9,7 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
 
 JSON_CONTENT = (b"content-type", b"application/json")
 _HEADER_INDEX = "frontdesk.headers"
@@ -40,12 +41,15 @@ def header(scope: Scope, name: bytes) -> bytes | None:
     return headers_of(scope).get(name)
 
 
-async def read_body(receive: Receive, limit: int) -> bytes:
-    """Read the body in chunks, refusing as soon as it passes ``limit`` bytes."""
+async def read_body(receive: Receive, limit: int, first: Message | None = None) -> bytes:
+    """Read the body in chunks, refusing as soon as it passes ``limit`` bytes; ``first``
+    is its first message when the caller has already received that."""
     chunks: list[bytes] = []
     size = 0
+    message = first
     while True:
-        message = await receive()
+        if message is None:
+            message = await receive()
         if message["type"] == "http.disconnect":
             raise ClientDisconnectedError
         chunk = message.get("body", b"")
@@ -55,6 +59,7 @@ async def read_body(receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        message = None
 
 
 async def respond(

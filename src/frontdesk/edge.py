@@ -13,7 +13,17 @@ from collections.abc import Awaitable, Callable
 
 import orjson
 
-from frontdesk.asgi import JSON_CONTENT, Message, Receive, Scope, Send, header, headers_of, respond
+from frontdesk.asgi import (
+    JSON_CONTENT,
+    Headers,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    header,
+    headers_of,
+    respond,
+)
 from frontdesk.config import Settings
 from frontdesk.observability import REQUEST_ID, AccessLog, Metrics
 
@@ -25,12 +35,17 @@ _PREFLIGHT_HEADERS = (
     b" X-Request-Id"
 )
 _METHODS = b"GET, POST, DELETE, OPTIONS"
+_MISDIRECTED = orjson.dumps(
+    {"error": "misdirected_request", "error_description": "This Host is not served here"}
+)
 
 _OAUTH_ROUTES = frozenset(
     {"authorize", "consent", "callback", "login", "token", "register", "revoke"}
 )
 
-Routed = Callable[[Scope, Receive, Send, str], Awaitable[None]]
+# A routed request: the edge hands over the request id and the headers every response to
+# it must carry (request id, CORS), and learns the status that was answered.
+Routed = Callable[[Scope, Receive, Send, str, Headers], Awaitable[int]]
 
 # Request ids must be unique, not unguessable: they only tie log lines together. A
 # generator of our own (seeded from the OS, per process) makes one at half the cost of
@@ -78,7 +93,7 @@ class Edge:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            await self._app(scope, receive, send, "")
+            await self._app(scope, receive, send, "", [])
             return
         started = time.perf_counter()
         headers = headers_of(scope)
@@ -87,36 +102,21 @@ class Edge:
             supplied.decode() if supplied and _REQUEST_ID.fullmatch(supplied) else new_request_id()
         )
         bound = REQUEST_ID.set(request_id)
+        # The headers every response carries. Handed to the route rather than added by a
+        # wrapper around ``send``: a wrapper would cost two more coroutines per request.
+        edge_headers = [(b"x-request-id", request_id.encode())]
         origin = headers.get(b"origin")
+        if origin is not None and self._origin_allowed(origin):
+            edge_headers.extend(self._cors_headers(origin))
         status = 500
-
-        async def send_with_headers(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                headers = message.setdefault("headers", [])
-                headers.append((b"x-request-id", request_id.encode()))
-                if origin is not None and self._origin_allowed(origin):
-                    headers.extend(self._cors_headers(origin))
-            await send(message)
-
         try:
             if not self._host_allowed(headers.get(b"host")):
-                await respond(
-                    send_with_headers,
-                    421,
-                    orjson.dumps(
-                        {
-                            "error": "misdirected_request",
-                            "error_description": "This Host is not served here",
-                        }
-                    ),
-                    [JSON_CONTENT],
-                )
+                status = 421
+                await respond(send, 421, _MISDIRECTED, [JSON_CONTENT, *edge_headers])
             elif scope["method"] == "OPTIONS" and origin is not None:
-                await self._preflight(scope, send_with_headers, origin)
+                status = await self._preflight(scope, send, origin, edge_headers)
             else:
-                await self._app(scope, receive, send_with_headers, request_id)
+                status = await self._app(scope, receive, send, request_id, edge_headers)
         finally:
             self._record(scope, status, started, request_id)
             REQUEST_ID.reset(bound)
@@ -136,20 +136,24 @@ class Edge:
             (b"vary", b"Origin"),
         ]
 
-    async def _preflight(self, scope: Scope, send: Send, origin: bytes) -> None:
+    async def _preflight(
+        self, scope: Scope, send: Send, origin: bytes, edge_headers: Headers
+    ) -> int:
         if not self._origin_allowed(origin):
-            await respond(send, 403)
-            return
+            await respond(send, 403, headers=edge_headers)
+            return 403
         requested = header(scope, b"access-control-request-headers")
         await respond(
             send,
             204,
             headers=[
+                *edge_headers,
                 (b"access-control-allow-methods", _METHODS),
                 (b"access-control-allow-headers", requested or _PREFLIGHT_HEADERS),
                 (b"access-control-max-age", b"600"),
             ],
         )
+        return 204
 
     def _record(self, scope: Scope, status: int, started: float, request_id: str) -> None:
         elapsed = time.perf_counter() - started
@@ -160,3 +164,25 @@ class Edge:
             self._access_log.write(
                 request_id, scope["method"], scope["path"], status, round(elapsed * 1000, 2)
             )
+
+
+async def with_edge_headers(
+    app: Callable[[Scope, Receive, Send], Awaitable[None]],
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    edge_headers: Headers,
+) -> int:
+    """Run a plain ASGI app (the framework routes) as a routed request: its response
+    gets the edge's headers, and its status is returned."""
+    status = 500
+
+    async def send_with_headers(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+            message.setdefault("headers", []).extend(edge_headers)
+        await send(message)
+
+    await app(scope, receive, send_with_headers)
+    return status

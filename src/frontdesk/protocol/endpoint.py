@@ -17,6 +17,7 @@ from frontdesk.asgi import (
     JSON_CONTENT,
     BodyTooLargeError,
     ClientDisconnectedError,
+    Headers,
     Receive,
     Scope,
     Send,
@@ -75,28 +76,50 @@ class McpEndpoint:
         self._bearers = bearers
 
     async def __call__(
-        self, scope: Scope, receive: Receive, send: Send, tenant_key: str, request_id: str
-    ) -> None:
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        tenant_key: str,
+        request_id: str,
+        edge_headers: Headers,
+    ) -> int:
+        """Answer one request; every response carries ``edge_headers``. Returns the status."""
         method = scope["method"]
         if method == "POST":
-            await self._post(scope, receive, send, tenant_key, request_id)
-        elif method == "DELETE":
+            return await self._post(scope, receive, send, tenant_key, request_id, edge_headers)
+        if method == "DELETE":
             # Sessions hold no state here, so ending one only acknowledges it (SPEC 3.5).
-            await respond(send, 200, OK_BODY, [JSON_CONTENT])
-        else:
-            # GET would open a server-to-client stream, which this endpoint never offers.
-            await respond(send, 405, b"", [ALLOW_HEADER])
+            await respond(send, 200, OK_BODY, [JSON_CONTENT, *edge_headers])
+            return 200
+        # GET would open a server-to-client stream, which this endpoint never offers.
+        await respond(send, 405, b"", [ALLOW_HEADER, *edge_headers])
+        return 405
 
     async def _post(
-        self, scope: Scope, receive: Receive, send: Send, tenant_key: str, request_id: str
-    ) -> None:
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        tenant_key: str,
+        request_id: str,
+        edge_headers: Headers,
+    ) -> int:
         body: Body | None = None
         try:
             company, caller = await self._admit(scope, tenant_key)
-            try:
-                raw = await read_body(receive, MAX_BODY_BYTES)
-            except BodyTooLargeError:
-                raise BodyTooLarge(TOO_LARGE) from None
+            # The body, in one message as a small POST almost always comes: read here
+            # rather than through read_body, a coroutine less on every request.
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                raw = message.get("body", b"")
+                if len(raw) > MAX_BODY_BYTES:
+                    raise BodyTooLarge(TOO_LARGE)
+            else:
+                try:
+                    raw = await read_body(receive, MAX_BODY_BYTES, first=message)
+                except BodyTooLargeError:
+                    raise BodyTooLarge(TOO_LARGE) from None
             headers = headers_of(scope)
             _check_content_type(headers)
             body = parse_body(raw)
@@ -116,22 +139,20 @@ class McpEndpoint:
                 # One request, the usual case: answered directly.
                 replies = [await _answer(context, first)]
         except ClientDisconnectedError:
-            return
+            return 499
         except RpcError as error:
-            await _respond_error(send, error, body)
-            return
+            return await _respond_error(send, error, body, edge_headers)
         except Exception as error:
             if not is_outage(error):
                 raise
             log.warning("database_unavailable", error=type(error).__name__)
-            await _respond_error(send, ServiceUnavailable(UNAVAILABLE), body)
-            return
+            return await _respond_error(send, ServiceUnavailable(UNAVAILABLE), body, edge_headers)
 
         if not replies:
             # Only notifications: nothing to answer (SPEC 4.2).
-            await respond(send, 202)
-            return
-        answer_headers = [JSON_CONTENT]
+            await respond(send, 202, headers=edge_headers)
+            return 202
+        answer_headers = [JSON_CONTENT, *edge_headers]
         if context.negotiated_version is not None:
             session_id = self._sessions.issue(tenant_key, context.negotiated_version)
             answer_headers.append((b"mcp-session-id", session_id.encode()))
@@ -141,6 +162,7 @@ class McpEndpoint:
             answer_headers.append((b"www-authenticate", context.challenges[0].encode()))
         payload = replies if body.is_batch else replies[0]
         await respond(send, status, orjson.dumps(payload), answer_headers)
+        return status
 
     async def _admit(self, scope: Scope, tenant_key: str) -> tuple[ServedCompany, Caller]:
         """Checks that need no body: size announced, company, caller, rate limit, version."""
@@ -165,7 +187,14 @@ class McpEndpoint:
                 # throttled like any other traffic.
                 await self._rate_limit(company, Caller(address))
                 raise
-        await self._rate_limit(company, caller)
+        # Counted in memory when it can be: no coroutine for the usual case.
+        verdict = self._limiter.hit_here(
+            company.rate_limit, company.tenant_key, caller.rate_limit_key
+        )
+        if verdict is None:
+            await self._rate_limit(company, caller)
+        elif not verdict.allowed:
+            raise RateLimited(verdict.retry_after)
         version = headers.get(b"mcp-protocol-version")
         if version is not None and not is_supported(version.decode("latin-1")):
             raise UnsupportedVersion(
@@ -223,12 +252,15 @@ async def _answer(context: RequestContext, message: Message) -> dict[str, Any]:
         return failure(message.id, RpcError("Internal error"))
 
 
-async def _respond_error(send: Send, error: RpcError, body: Body | None) -> None:
+async def _respond_error(
+    send: Send, error: RpcError, body: Body | None, edge_headers: Headers
+) -> int:
     request_id = error.request_id
     if request_id is None and body is not None and not body.is_batch:
         request_id = body.messages[0].id
-    headers = [JSON_CONTENT]
+    headers = [JSON_CONTENT, *edge_headers]
     if isinstance(error, EndpointError):
         headers.extend((name.encode(), value.encode()) for name, value in error.headers().items())
     status = error.status if error.status != 200 else 400
     await respond(send, status, orjson.dumps(failure(request_id, error)), headers)
+    return status
