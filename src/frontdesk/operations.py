@@ -41,7 +41,8 @@ def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
         port=port,
         workers=workers,
         loop="uvloop",
-        http="httptools",
+        # uvicorn's httptools protocol, sending each response in one write (http_protocol.py).
+        http="frontdesk.http_protocol:JoiningHttpToolsProtocol",
         # Frontdesk serves no WebSocket route. uvicorn's "auto" would load the websockets
         # package into every worker (0.6 MB of RSS each) only to refuse the handshake; with
         # "none" an upgrade request is answered as the plain HTTP request it also is (a GET:
