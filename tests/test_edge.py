@@ -13,12 +13,13 @@ import pytest
 import structlog
 from hypothesis import given
 from hypothesis import strategies as st
+from prometheus_client.parser import text_string_to_metric_families
 
 from frontdesk import edge
 from frontdesk.app import create_app
 from frontdesk.config import Settings
 from frontdesk.edge import route_label
-from frontdesk.observability import REQUEST_ID, configure_logging
+from frontdesk.observability import REQUEST_ID, Metrics, configure_logging
 
 # Explicit, so that anyio keeps each test's parametrization.
 pytestmark = pytest.mark.anyio
@@ -317,6 +318,41 @@ async def test_metrics_count_requests_by_route_and_status(client: httpx.AsyncCli
     )
     assert 'route="/healthz",status="421"} 1.0' in response.text
     assert "frontdesk_http_request_duration_seconds_bucket" in response.text
+
+
+def test_the_metrics_read_back_as_prometheus_reads_them() -> None:
+    """The exposition Frontdesk writes itself parses with Prometheus's own client: counter
+    totals, cumulative buckets ending in +Inf, count and sum, and escaped label values."""
+    metrics = Metrics()
+    metrics.record("mcp", "POST", 200, 0.0004)
+    metrics.record("mcp", "POST", 200, 0.003)
+    metrics.record("mcp", "POST", 429, 20.0)
+    metrics.record("other", 'odd"\\method\n', 404, 0.05)
+    families = {
+        family.name: family for family in text_string_to_metric_families(metrics.exposition())
+    }
+    assert set(families) == {"frontdesk_http_requests", "frontdesk_http_request_duration_seconds"}
+    counts = {
+        (sample.labels["route"], sample.labels["method"], sample.labels["status"]): sample.value
+        for sample in families["frontdesk_http_requests"].samples
+    }
+    assert counts == {
+        ("mcp", "POST", "200"): 2.0,
+        ("mcp", "POST", "429"): 1.0,
+        ("other", 'odd"\\method\n', "404"): 1.0,
+    }
+    histogram = families["frontdesk_http_request_duration_seconds"]
+    assert histogram.type == "histogram"
+    mcp = [sample for sample in histogram.samples if sample.labels["route"] == "mcp"]
+    buckets = {s.labels["le"]: s.value for s in mcp if s.name.endswith("_bucket")}
+    assert buckets["0.001"] == 1.0
+    assert buckets["0.005"] == 2.0
+    assert buckets["10.0"] == 2.0
+    assert buckets["+Inf"] == 3.0
+    assert list(buckets.values()) == sorted(buckets.values())
+    totals = {s.name: s.value for s in mcp if not s.name.endswith("_bucket")}
+    assert totals["frontdesk_http_request_duration_seconds_count"] == 3.0
+    assert totals["frontdesk_http_request_duration_seconds_sum"] == pytest.approx(20.0034)
 
 
 async def test_metrics_never_carry_a_tenant_key_or_a_path(client: httpx.AsyncClient) -> None:

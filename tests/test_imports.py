@@ -20,8 +20,10 @@ from frontdesk.store.database import Database
 
 # Migrations (`frontdesk serve` runs them before serving), the HTML pages' templates (loaded
 # on the first page), the companies file's YAML and its schema checks (`companies apply`),
-# and SQLAlchemy's PostgreSQL dialect on SQLite.
+# SQLAlchemy's PostgreSQL dialect on SQLite, and prometheus_client (the service writes the
+# metrics format itself; the library is the tests' reader of it).
 NOT_NEEDED_TO_SERVE = (
+    "prometheus_client",
     "alembic",
     "mako",
     "jinja2",

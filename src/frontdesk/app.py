@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from importlib.resources import files
 
 import structlog
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.exc import DBAPIError
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -28,7 +27,12 @@ from frontdesk.oauth.errors import AuthorizePage, OAuthError
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.rendering import render_authorize_page, render_oauth_error, render_outage
 from frontdesk.oauth.routes import OAuthEndpoints
-from frontdesk.observability import AccessLog, Metrics, configure_logging
+from frontdesk.observability import (
+    EXPOSITION_CONTENT_TYPE,
+    AccessLog,
+    Metrics,
+    configure_logging,
+)
 from frontdesk.outbound import OutboundClients
 from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.endpoint import McpEndpoint
@@ -181,7 +185,7 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
         return JSONResponse({"status": "ok", "database": services.database.backend})
 
     async def metrics(_request: Request) -> Response:
-        return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        return Response(services.metrics.exposition(), media_type=EXPOSITION_CONTENT_TYPE)
 
     interface = files("frontdesk").joinpath("openapi.yaml").read_bytes()
 
