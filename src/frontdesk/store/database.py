@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from frontdesk.store.engine import AsyncEngine, create_async_engine
 
 if TYPE_CHECKING:
     from frontdesk.store.postgres import DriverPool

@@ -13,11 +13,11 @@ from datetime import datetime
 from typing import NamedTuple
 
 from sqlalchemy import and_, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
 from frontdesk.store.database import for_reads
+from frontdesk.store.engine import AsyncConnection, AsyncEngine
 from frontdesk.store.moments import as_utc
 from frontdesk.store.tables import (
     access_tokens,

@@ -14,10 +14,10 @@ from __future__ import annotations
 from datetime import datetime
 
 import orjson
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.store.access_lookups import AccessLookups
 from frontdesk.store.audit import Event
+from frontdesk.store.engine import AsyncEngine
 from frontdesk.store.grants import AccessRecord, GrantRepository, NewTokens, RefreshRecord
 from frontdesk.store.postgres import DriverPool
 
