@@ -8,6 +8,7 @@ request here pays for nothing it does not use.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Any
 
 import orjson
@@ -75,7 +76,7 @@ class McpEndpoint:
         self._addresses = addresses
         self._bearers = bearers
 
-    async def __call__(
+    def __call__(
         self,
         scope: Scope,
         receive: Receive,
@@ -83,18 +84,13 @@ class McpEndpoint:
         tenant_key: str,
         request_id: str,
         edge_headers: Headers,
-    ) -> int:
-        """Answer one request; every response carries ``edge_headers``. Returns the status."""
-        method = scope["method"]
-        if method == "POST":
-            return await self._post(scope, receive, send, tenant_key, request_id, edge_headers)
-        if method == "DELETE":
-            # Sessions hold no state here, so ending one only acknowledges it (SPEC 3.5).
-            await respond(send, 200, OK_BODY, [JSON_CONTENT, *edge_headers])
-            return 200
-        # GET would open a server-to-client stream, which this endpoint never offers.
-        await respond(send, 405, b"", [ALLOW_HEADER, *edge_headers])
-        return 405
+    ) -> Awaitable[int]:
+        """Answer one request; every response carries ``edge_headers``. Awaited, gives the
+        status. Not a coroutine itself: it hands back the one that answers, so a POST
+        passes through no extra layer."""
+        if scope["method"] == "POST":
+            return self._post(scope, receive, send, tenant_key, request_id, edge_headers)
+        return _answer_other_method(scope["method"], send, edge_headers)
 
     async def _post(
         self,
@@ -220,6 +216,16 @@ class McpEndpoint:
         session = self._sessions.verify(raw.decode("latin-1"), company.tenant_key)
         if session is None:
             raise SessionUnknown("Session not found; call initialize again")
+
+
+async def _answer_other_method(method: str, send: Send, edge_headers: Headers) -> int:
+    if method == "DELETE":
+        # Sessions hold no state here, so ending one only acknowledges it (SPEC 3.5).
+        await respond(send, 200, OK_BODY, [JSON_CONTENT, *edge_headers])
+        return 200
+    # GET would open a server-to-client stream, which this endpoint never offers.
+    await respond(send, 405, b"", [ALLOW_HEADER, *edge_headers])
+    return 405
 
 
 def _check_content_type(headers: dict[bytes, bytes]) -> None:
