@@ -22,6 +22,12 @@ pytestmark = [pytest.mark.live, pytest.mark.postgres, pytest.mark.redis]
 
 TENANT = "quota"
 LIMIT = 5
+# Limits count in fixed windows of wall-clock time, and every window starts afresh: with a
+# per-minute limit the test failed whenever a minute turned over during it (a caller that
+# was refused was let in again). A day's window turns over at UTC midnight only, and the
+# test starts no later than TEST_SECONDS before it.
+PER = "day"
+TEST_SECONDS = 120.0
 WARNING = "rate_limit_storage_unavailable"
 # A request while Redis is down answers within this; nothing waits on the dead server.
 OUTAGE_LATENCY = 1.0
@@ -41,7 +47,7 @@ class Pair:
 def pair(postgres_url: str, own_redis: RedisServer, tmp_path: Path) -> Iterator[Pair]:
     """Two instances on one database and on the test's own Redis, trusting the test as a
     proxy so that each phase can speak as a caller of its own (X-Forwarded-For)."""
-    companies = write_companies(tmp_path / "quota.json", echo_company(TENANT, f"{LIMIT}/minute"))
+    companies = write_companies(tmp_path / "quota.json", echo_company(TENANT, f"{LIMIT}/{PER}"))
     environment = {
         "FRONTDESK_REDIS_URL": own_redis.url,
         "FRONTDESK_TRUSTED_PROXIES": "127.0.0.1/32",
@@ -102,6 +108,9 @@ async def test_redis_down_degrades_to_per_instance_limits_and_recovers(
     pair: Pair, own_redis: RedisServer, figures: Figures
 ) -> None:
     """Without Redis each instance limits alone and keeps serving; with it back, one limit."""
+    left_today = 86_400 - time.time() % 86_400
+    if left_today < TEST_SECONDS:
+        await anyio.sleep(left_today + 1)
     async with (
         httpx.AsyncClient(base_url=pair.a.base_url, timeout=10.0) as a,
         httpx.AsyncClient(base_url=pair.b.base_url, timeout=10.0) as b,
@@ -164,7 +173,7 @@ async def test_redis_down_degrades_to_per_instance_limits_and_recovers(
             "answered_200": caller.statuses.count(200),
             "answered_429": caller.statuses.count(429),
             "unexpected_5xx": 0,
-            "limit": f"{LIMIT}/minute",
+            "limit": f"{LIMIT}/{PER}",
             "allowed_per_instance_while_down": LIMIT,
             "redis_down_seconds": round(redis_down_seconds, 2),
             "slowest_answer_while_down_seconds": round(outage_latency, 3),
