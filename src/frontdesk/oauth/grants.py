@@ -37,8 +37,11 @@ def _required(form: Mapping[str, str], name: str) -> str:
 
 
 class Grants:
+    SCOPE_TEXTS_KEPT = 256
+
     def __init__(self, repository: GrantRepository) -> None:
         self._repository = repository
+        self._granted_scopes: dict[str, frozenset[str]] = {}
 
     async def issue_code(self, flow: Flow, customer_id: int) -> str:
         now = datetime.now(UTC)
@@ -116,10 +119,10 @@ class Grants:
         """The customer behind a live access token of this company, or None."""
         if not looks_like(Kind.ACCESS, token):
             return None
-        record = await self._repository.find_access(tenant_key, digest(token), datetime.now(UTC))
+        record = await self._repository.find_access(tenant_key, digest(token))
         if record is None:
             return None
-        granted = frozenset(record.scope.split())
+        granted = self._granted(record.scope)
         customer = Customer(
             subject=record.subject,
             # A tool sees only what the customer agreed to share.
@@ -128,6 +131,16 @@ class Grants:
             scopes=granted,
         )
         return Bearer(customer=customer, client_id=record.client_id)
+
+    def _granted(self, scope: str) -> frozenset[str]:
+        """The scopes of a grant as a set, kept per scope text: grants share a handful of
+        scope texts, and every signed-in call needs the set."""
+        granted = self._granted_scopes.get(scope)
+        if granted is None:
+            if len(self._granted_scopes) >= self.SCOPE_TEXTS_KEPT:
+                self._granted_scopes.clear()
+            granted = self._granted_scopes[scope] = frozenset(scope.split())
+        return granted
 
     async def revoke(self, tenant_key: str, client_id: str, token: str) -> None:
         await self._repository.revoke_token(tenant_key, client_id, digest(token), datetime.now(UTC))

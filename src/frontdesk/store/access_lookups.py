@@ -41,7 +41,8 @@ class LiveAccessToken(NamedTuple):
     grant: AccessRecord
 
 
-Waiters = dict[str, list[asyncio.Future[LiveAccessToken | None]]]
+# Per token hash, the calls waiting for it: each with the company it asked for.
+Waiters = dict[str, list[tuple[asyncio.Future[AccessRecord | None], str]]]
 
 
 class AccessLookups:
@@ -53,13 +54,13 @@ class AccessLookups:
         # Batches under way, held so that the event loop does not lose their tasks.
         self._sending: set[asyncio.Task[None]] = set()
 
-    def find(self, token_hash: str) -> asyncio.Future[LiveAccessToken | None]:
-        """The live token with this hash, of whichever company, once its batch is answered;
-        the caller checks which company. A future to await, not a coroutine: one less per
-        signed-in call."""
+    def find(self, token_hash: str, tenant_key: str) -> asyncio.Future[AccessRecord | None]:
+        """The grant behind the live token with this hash, if it belongs to this company,
+        once its batch is answered. A future to await, not a coroutine: one less for every
+        signed-in call to pass through, on the way out and on the way back."""
         loop = asyncio.get_running_loop()
-        found: asyncio.Future[LiveAccessToken | None] = loop.create_future()
-        self._gathering.setdefault(token_hash, []).append(found)
+        found: asyncio.Future[AccessRecord | None] = loop.create_future()
+        self._gathering.setdefault(token_hash, []).append((found, tenant_key))
         if not self._sending_scheduled:
             self._sending_scheduled = True
             # call_soon runs after the callbacks already due in this turn: the other
@@ -83,7 +84,7 @@ class AccessLookups:
                 )
         except BaseException as error:
             for waiters in batch.values():
-                for found in waiters:
+                for found, _tenant in waiters:
                     if found.done():
                         continue
                     if isinstance(error, Exception):
@@ -94,12 +95,17 @@ class AccessLookups:
             if not isinstance(error, Exception):
                 raise
             return
-        tokens = {row[0]: LiveAccessToken(row[1], AccessRecord(*row[2:])) for row in rows}
+        live_tokens = {row[0]: LiveAccessToken(row[1], AccessRecord(*row[2:])) for row in rows}
         for token_hash, waiters in batch.items():
-            token = tokens.get(token_hash)
-            for found in waiters:
-                if not found.done():
-                    found.set_result(token)
+            live = live_tokens.get(token_hash)
+            for found, tenant_key in waiters:
+                if found.done():
+                    continue
+                # Another company's token is no token here.
+                if live is None or live.tenant_key != tenant_key:
+                    found.set_result(None)
+                else:
+                    found.set_result(live.grant)
 
 
 def _failure_for_one(error: Exception) -> Exception:

@@ -8,8 +8,9 @@ transaction, so of many concurrent redemptions exactly one wins and none half-is
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 from sqlalchemy import and_, insert, select, update
@@ -272,10 +273,14 @@ class GrantRepository:
 
     # Access tokens ---------------------------------------------------------------------
 
-    async def find_access(
-        self, tenant_key: str, token_hash: str, now: datetime
-    ) -> AccessRecord | None:
-        """The grant behind a live access token: unexpired, unrevoked, family unrevoked."""
+    def find_access(self, tenant_key: str, token_hash: str) -> Awaitable[AccessRecord | None]:
+        """The grant behind a live access token of this company: unexpired (when the
+        lookup runs), unrevoked, family unrevoked. An awaitable rather than a coroutine
+        method, so that a store that batches lookups can hand back its future directly."""
+        return self._find_access(tenant_key, token_hash)
+
+    async def _find_access(self, tenant_key: str, token_hash: str) -> AccessRecord | None:
+        now = datetime.now(UTC)
         family = token_families.c
         query = (
             select(

@@ -11,6 +11,7 @@ concurrent rotations of one token the row lock lets exactly one spend it.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from datetime import datetime
 
 import orjson
@@ -60,14 +61,9 @@ class PostgresGrantRepository(GrantRepository):
         self._pool = pool
         self._access = AccessLookups(lookup_pool)
 
-    async def find_access(
-        self, tenant_key: str, token_hash: str, now: datetime
-    ) -> AccessRecord | None:
-        # Checked against the time the (shared) statement runs, not ``now``: never earlier.
-        live = await self._access.find(token_hash)
-        if live is None or live.tenant_key != tenant_key:
-            return None
-        return live.grant
+    def find_access(self, tenant_key: str, token_hash: str) -> Awaitable[AccessRecord | None]:
+        # The batch's own future: the expiry is checked when the shared statement runs.
+        return self._access.find(token_hash, tenant_key)
 
     async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshRecord | None:
         async with self._pool.connection() as connection:
