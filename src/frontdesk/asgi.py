@@ -41,6 +41,17 @@ def header(scope: Scope, name: bytes) -> bytes | None:
     return headers_of(scope).get(name)
 
 
+def whole_body(message: Message, limit: int) -> bytes | None:
+    """The body, when ``message`` (the first one received) carries all of it; None when
+    there is more to read (``read_body``). Raises BodyTooLargeError past ``limit``."""
+    if message["type"] != "http.request" or message.get("more_body", False):
+        return None
+    body: bytes = message.get("body", b"")
+    if len(body) > limit:
+        raise BodyTooLargeError
+    return body
+
+
 async def read_body(receive: Receive, limit: int, first: Message | None = None) -> bytes:
     """Read the body in chunks, refusing as soon as it passes ``limit`` bytes; ``first``
     is its first message when the caller has already received that."""

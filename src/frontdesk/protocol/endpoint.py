@@ -25,6 +25,7 @@ from frontdesk.asgi import (
     headers_of,
     read_body,
     respond,
+    whole_body,
 )
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.registry import CompanyRegistry
@@ -104,18 +105,14 @@ class McpEndpoint:
         body: Body | None = None
         try:
             company, caller = await self._admit(scope, tenant_key)
-            # The body, in one message as a small POST almost always comes: read here
-            # rather than through read_body, a coroutine less on every request.
+            # A small POST almost always comes in one message: then no read_body coroutine.
             message = await receive()
-            if message["type"] == "http.request" and not message.get("more_body", False):
-                raw = message.get("body", b"")
-                if len(raw) > MAX_BODY_BYTES:
-                    raise BodyTooLarge(TOO_LARGE)
-            else:
-                try:
+            try:
+                raw = whole_body(message, MAX_BODY_BYTES)
+                if raw is None:
                     raw = await read_body(receive, MAX_BODY_BYTES, first=message)
-                except BodyTooLargeError:
-                    raise BodyTooLarge(TOO_LARGE) from None
+            except BodyTooLargeError:
+                raise BodyTooLarge(TOO_LARGE) from None
             headers = headers_of(scope)
             _check_content_type(headers)
             body = parse_body(raw)
@@ -181,16 +178,13 @@ class McpEndpoint:
             except Unauthorized:
                 # A refused token still counts against its sender, so guessing tokens is
                 # throttled like any other traffic.
-                await self._rate_limit(company, Caller(address))
+                sender = Caller(address)
+                if not self._counted_here(company, sender):
+                    await self._count_shared(company, sender)
                 raise
         # Counted in memory when it can be: no coroutine for the usual case.
-        verdict = self._limiter.hit_here(
-            company.rate_limit, company.tenant_key, caller.rate_limit_key
-        )
-        if verdict is None:
-            await self._rate_limit(company, caller)
-        elif not verdict.allowed:
-            raise RateLimited(verdict.retry_after)
+        if not self._counted_here(company, caller):
+            await self._count_shared(company, caller)
         version = headers.get(b"mcp-protocol-version")
         if version is not None and not is_supported(version.decode("latin-1")):
             raise UnsupportedVersion(
@@ -198,11 +192,22 @@ class McpEndpoint:
             )
         return company, caller
 
-    async def _rate_limit(self, company: ServedCompany, caller: Caller) -> None:
-        identity = (company.tenant_key, caller.rate_limit_key)
-        verdict = self._limiter.hit_here(company.rate_limit, *identity)
+    def _counted_here(self, company: ServedCompany, caller: Caller) -> bool:
+        """Count the request against its limit when this instance counts on its own, and
+        refuse it past the limit; False when the count lives in Redis (``_count_shared``)."""
+        verdict = self._limiter.hit_here(
+            company.rate_limit, company.tenant_key, caller.rate_limit_key
+        )
         if verdict is None:
-            verdict = await self._limiter.hit(company.rate_limit, *identity)
+            return False
+        if not verdict.allowed:
+            raise RateLimited(verdict.retry_after)
+        return True
+
+    async def _count_shared(self, company: ServedCompany, caller: Caller) -> None:
+        verdict = await self._limiter.hit(
+            company.rate_limit, company.tenant_key, caller.rate_limit_key
+        )
         if not verdict.allowed:
             raise RateLimited(verdict.retry_after)
 
