@@ -131,12 +131,15 @@ def _freeze_start_up_heap() -> None:
 
 
 def _grant_repository(database: Database) -> GrantRepository:
-    if database.driver_pool is None or database.lookup_pool is None:
+    driver_pool, lookup_pool = database.driver_pool, database.lookup_pool
+    if driver_pool is None or lookup_pool is None or database.grant_changes is None:
         return GrantRepository(database.engine)
     # Imported here: asyncpg is only loaded where PostgreSQL is used.
     from frontdesk.store.grants_postgres import PostgresGrantRepository
 
-    return PostgresGrantRepository(database.engine, database.driver_pool, database.lookup_pool)
+    return PostgresGrantRepository(
+        database.engine, driver_pool, lookup_pool, database.grant_changes
+    )
 
 
 class Frontdesk(Edge):

@@ -391,8 +391,13 @@ async def whoami_result(client: httpx.AsyncClient, token: str, tenant: str = TEN
 async def expire(app: Frontdesk, table: Table) -> None:
     """Move every row's ``expires_at`` of ``table`` into the past."""
     past = datetime.now(UTC) - timedelta(minutes=1)
-    async with app.services.database.engine.begin() as connection:
+    database = app.services.database
+    async with database.engine.begin() as connection:
         await connection.execute(update(table).values(expires_at=past))
+    # A change made beside the app, as by another instance: on PostgreSQL it reaches the
+    # tokens this app keeps in memory with the notice, which this waits for.
+    if database.grant_changes is not None:
+        await database.grant_changes.caught_up()
 
 
 async def add_companies(app: Frontdesk, directory: Path, text: str) -> None:

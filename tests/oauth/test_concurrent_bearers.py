@@ -57,9 +57,9 @@ async def test_lookups_that_start_together_share_one_statement_on_postgres(
     statements: list[int] = []
     look_up = access_lookups.AccessLookups._look_up
 
-    async def counted(self: access_lookups.AccessLookups, batch: Any) -> None:
+    async def counted(self: access_lookups.AccessLookups, batch: Any, generation: int) -> None:
         statements.append(sum(len(waiters) for waiters in batch.values()))
-        await look_up(self, batch)
+        await look_up(self, batch, generation)
 
     monkeypatch.setattr(access_lookups.AccessLookups, "_look_up", counted)
     grants = app.services.grants

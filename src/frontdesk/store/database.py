@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection, make_url
 from frontdesk.store.engine import AsyncEngine, create_async_engine
 
 if TYPE_CHECKING:
+    from frontdesk.store.change_feed import ChangeFeed
     from frontdesk.store.postgres import DriverPool
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -85,7 +86,9 @@ class Database:
         self.url = url
         self.driver_pool: DriverPool | None = None
         self.lookup_pool: DriverPool | None = None
+        self.grant_changes: ChangeFeed | None = None
         if make_url(url).get_backend_name() == "postgresql":
+            from frontdesk.store.change_feed import ChangeFeed
             from frontdesk.store.postgres import KEYED_STATEMENTS, PLANNED_PER_RUN, DriverPool
 
             # The refresh grant's statements get the pool's full size; the batched token
@@ -94,6 +97,8 @@ class Database:
             self.driver_pool = DriverPool(url, pool_size, KEYED_STATEMENTS)
             pool_size = max(2, pool_size // 4)
             self.lookup_pool = DriverPool(url, pool_size, PLANNED_PER_RUN)
+            # One listening session, opened with the first signed-in call.
+            self.grant_changes = ChangeFeed(url)
         self.engine = create_engine(url, pool_size)
 
     @property
@@ -110,6 +115,8 @@ class Database:
             await connection.execute(text("SELECT 1"))
 
     async def close(self) -> None:
+        if self.grant_changes is not None:
+            await self.grant_changes.close()
         for pool in (self.driver_pool, self.lookup_pool):
             if pool is not None:
                 await pool.close()

@@ -1,6 +1,6 @@
 """The grant statements on the hot path, for PostgreSQL: the access-token lookup behind
-every signed-in call (batched, store.access_lookups), and the refresh grant's lookup and
-rotation.
+every signed-in call (kept in memory and batched, store.access_lookups), and the refresh
+grant's lookup and rotation.
 
 The same checks and the same atomicity as ``GrantRepository``, whose SQLAlchemy versions
 serve SQLite and every rarer statement; here each is one SQL text run on asyncpg
@@ -18,6 +18,7 @@ import orjson
 
 from frontdesk.store.access_lookups import AccessLookups
 from frontdesk.store.audit import Event
+from frontdesk.store.change_feed import ChangeFeed
 from frontdesk.store.engine import AsyncEngine
 from frontdesk.store.grants import AccessRecord, GrantRepository, NewTokens, RefreshRecord
 from frontdesk.store.postgres import DriverPool
@@ -56,14 +57,33 @@ ROTATION_DETAIL = orjson.dumps({"grant": "refresh_token"}).decode()
 
 
 class PostgresGrantRepository(GrantRepository):
-    def __init__(self, engine: AsyncEngine, pool: DriverPool, lookup_pool: DriverPool) -> None:
+    def __init__(
+        self, engine: AsyncEngine, pool: DriverPool, lookup_pool: DriverPool, feed: ChangeFeed
+    ) -> None:
         super().__init__(engine)
         self._pool = pool
-        self._access = AccessLookups(lookup_pool)
+        self._feed = feed
+        self._access = AccessLookups(lookup_pool, feed)
 
     def find_access(self, tenant_key: str, token_hash: str) -> Awaitable[AccessRecord | None]:
-        # The batch's own future: the expiry is checked when the shared statement runs.
         return self._access.find(token_hash, tenant_key)
+
+    # A revocation made here takes effect here before it is answered: the tokens it ended
+    # may be kept in memory (store.access_lookups) until the feed delivers its notice.
+
+    async def revoke_code_grants(self, tenant_key: str, code_hash: str, now: datetime) -> None:
+        await super().revoke_code_grants(tenant_key, code_hash, now)
+        await self._feed.caught_up()
+
+    async def revoke_family(self, family_id: int, now: datetime, reason: str) -> None:
+        await super().revoke_family(family_id, now, reason)
+        await self._feed.caught_up()
+
+    async def revoke_token(
+        self, tenant_key: str, client_id: str, token_hash: str, now: datetime
+    ) -> None:
+        await super().revoke_token(tenant_key, client_id, token_hash, now)
+        await self._feed.caught_up()
 
     async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshRecord | None:
         async with self._pool.connection() as connection:
