@@ -14,6 +14,7 @@ import pytest
 
 from frontdesk.app import Frontdesk
 from frontdesk.config import Settings
+from frontdesk.store import access_lookups
 from tests.conftest import BASE_URL, start_app
 from tests.oauth.flows import add_companies
 
@@ -85,3 +86,18 @@ def browser(app: Frontdesk) -> Callable[[], httpx.AsyncClient]:
         return httpx.AsyncClient(transport=transport, base_url=BASE_URL)
 
     return open_browser
+
+
+@pytest.fixture
+def lookup_statements(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """On PostgreSQL, how many lookups each access-token statement carried, in every app of
+    the test (store.access_lookups); stays empty on SQLite."""
+    made: list[int] = []
+    look_up = access_lookups.AccessLookups._look_up
+
+    async def counted(self: access_lookups.AccessLookups, batch: Any, generation: int) -> None:
+        made.append(sum(len(waiters) for waiters in batch.values()))
+        await look_up(self, batch, generation)
+
+    monkeypatch.setattr(access_lookups.AccessLookups, "_look_up", counted)
+    return made

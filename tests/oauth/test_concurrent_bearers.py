@@ -5,13 +5,11 @@ call's answer leaking into another's."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import httpx
 import pytest
 
 from frontdesk.app import Frontdesk
-from frontdesk.store import access_lookups
 from tests.oauth import flows
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("database_url")]
@@ -47,30 +45,22 @@ async def test_lookups_that_start_together_share_one_statement_on_postgres(
     app: Frontdesk,
     client: httpx.AsyncClient,
     database_url: str,
-    monkeypatch: pytest.MonkeyPatch,
+    lookup_statements: list[int],
 ) -> None:
     client_id = await flows.register(client)
     tokens = [
         await flows.obtain_tokens(client, client_id=client_id, email=f"c{n}@initech.example")
         for n in range(CUSTOMERS)
     ]
-    statements: list[int] = []
-    look_up = access_lookups.AccessLookups._look_up
-
-    async def counted(self: access_lookups.AccessLookups, batch: Any, generation: int) -> None:
-        statements.append(sum(len(waiters) for waiters in batch.values()))
-        await look_up(self, batch, generation)
-
-    monkeypatch.setattr(access_lookups.AccessLookups, "_look_up", counted)
     grants = app.services.grants
     found = await asyncio.gather(*(grants.bearer("initech", pair.access) for pair in tokens * 2))
 
     subjects = [bearer.customer.subject if bearer else None for bearer in found]
     assert subjects == [f"dev:c{n}@initech.example" for n in range(CUSTOMERS)] * 2
     if database_url.startswith("postgresql"):
-        assert statements == [CUSTOMERS * 2]
+        assert lookup_statements == [CUSTOMERS * 2]
     else:
-        assert statements == []
+        assert lookup_statements == []
 
 
 async def test_a_lookup_after_a_revocation_never_joins_an_earlier_statement(

@@ -20,16 +20,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def database(postgres_url: str) -> AsyncIterator[Database]:
-    database = Database(postgres_url)
-    await database.migrate()
-    try:
-        yield database
-    finally:
-        await database.close()
-
-
-@pytest.fixture
 async def sql(postgres_url: str) -> AsyncIterator[asyncpg.Connection]:
     """A session of its own, as another instance or an operator would have."""
     connection = await asyncpg.connect(driver_dsn(postgres_url))
@@ -48,9 +38,9 @@ def feed_of(database: Database) -> tuple[ChangeFeed, list[str | None]]:
 
 
 async def test_a_notice_is_heard_when_its_transaction_commits(
-    database: Database, sql: asyncpg.Connection
+    postgres_database: Database, sql: asyncpg.Connection
 ) -> None:
-    feed, heard = feed_of(database)
+    feed, heard = feed_of(postgres_database)
     assert not feed.confirmed()
     feed.start()
     await until(feed.confirmed)
@@ -74,9 +64,9 @@ async def test_a_notice_is_heard_when_its_transaction_commits(
 
 
 async def test_the_triggers_announce_every_change_that_ends_a_token(
-    database: Database, sql: asyncpg.Connection
+    postgres_database: Database, sql: asyncpg.Connection
 ) -> None:
-    feed, heard = feed_of(database)
+    feed, heard = feed_of(postgres_database)
     feed.start()
     await until(feed.confirmed)
     customer = await sql.fetchval(
@@ -110,10 +100,10 @@ async def test_the_triggers_announce_every_change_that_ends_a_token(
 
 
 async def test_a_lost_session_is_trusted_no_more_and_starts_again(
-    database: Database, sql: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch
+    postgres_database: Database, sql: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(change_feed, "RECONNECT_SECONDS", 0.05)
-    feed, heard = feed_of(database)
+    feed, heard = feed_of(postgres_database)
     feed.start()
     await until(feed.confirmed)
     heard.clear()
@@ -132,11 +122,11 @@ async def test_a_lost_session_is_trusted_no_more_and_starts_again(
 
 
 async def test_a_silent_session_is_trusted_no_longer_than_the_bound(
-    database: Database, monkeypatch: pytest.MonkeyPatch
+    postgres_database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A session that stops answering without closing (a dropped route, a frozen server):
     the feed stops vouching once its last answered heartbeat is TRUST_SECONDS old."""
-    feed, _heard = feed_of(database)
+    feed, _heard = feed_of(postgres_database)
     feed.start()
     await until(feed.confirmed)
     answered_at = time.monotonic()
@@ -151,9 +141,11 @@ async def test_a_silent_session_is_trusted_no_longer_than_the_bound(
     assert time.monotonic() - started <= change_feed.TRUST_SECONDS + 0.2
 
 
-async def test_nothing_listens_until_asked(database: Database, sql: asyncpg.Connection) -> None:
+async def test_nothing_listens_until_asked(
+    postgres_database: Database, sql: asyncpg.Connection
+) -> None:
     """A process that serves no signed-in call opens no session, and never waits."""
-    feed, _heard = feed_of(database)
+    feed, _heard = feed_of(postgres_database)
     await feed.caught_up()
     assert await listening_sessions(sql) == 0
     feed.start()

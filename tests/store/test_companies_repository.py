@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,16 +39,6 @@ def document() -> dict[str, Any]:
             {"tenant_key": "globex", "name": "Globex", "region": "us"},
         ]
     }
-
-
-@pytest.fixture
-async def database(database_url: str) -> AsyncIterator[Database]:
-    database = Database(database_url)
-    await database.migrate()
-    try:
-        yield database
-    finally:
-        await database.close()
 
 
 @pytest.fixture
