@@ -110,7 +110,7 @@ async def test_a_family_ended_elsewhere_ends_its_kept_tokens(
 
 
 async def test_a_customer_changed_elsewhere_is_seen_at_once(
-    instances: tuple[Served, Served], postgres_url: str
+    instances: tuple[Served, Served],
 ) -> None:
     first, second = instances
     tokens = await flows.obtain_tokens(first.client)

@@ -97,7 +97,7 @@ class ChangeFeed:
         # After TRUST_SECONDS only a heartbeat sent after `asked` can confirm anything.
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(TRUST_SECONDS):
-                await asyncio.shield(caught)
+                await caught
 
     async def close(self) -> None:
         self._closed = True
