@@ -120,6 +120,19 @@ async def test_a_refresh_cannot_widen_the_scope(client: httpx.AsyncClient, scope
     assert_invalid_grant(await flows.refresh(client, tokens, scope=scope), "invalid_scope")
 
 
+@pytest.mark.parametrize("scope", ["profile", "admin", "email admin"])
+async def test_a_refused_scope_leaves_the_refresh_token_unspent(
+    client: httpx.AsyncClient, scope: str
+) -> None:
+    """A refresh refused for its scope (one not granted, or one no grant holds) spends
+    nothing: the same token then refreshes with the granted scope."""
+    tokens = await flows.obtain_tokens(client, scope="email")
+    assert_invalid_grant(await flows.refresh(client, tokens, scope=scope), "invalid_scope")
+    response = await flows.refresh(client, tokens)
+    assert response.status_code == 200, response.text
+    assert response.json()["scope"] == "email"
+
+
 @pytest.mark.parametrize("scope", ["email", "openid email", "openid offline_access email"])
 async def test_a_refresh_may_repeat_the_granted_scope(
     client: httpx.AsyncClient, scope: str

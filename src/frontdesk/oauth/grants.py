@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.domain import Customer
@@ -81,39 +81,60 @@ class Grants:
             raise InvalidGrant("redirect_uri differs from the one sent to authorize")
         if not pkce.verify(verifier, record.code_challenge):
             raise InvalidGrant("code_verifier does not match the code_challenge")
-        tokens, response = _new_pair(setup, record.scope, now)
+        tokens, response = _new_pair(setup, now)
         if not await self._repository.exchange_code(tenant_key, code_hash, record, tokens, now):
             await self._repository.revoke_code_grants(tenant_key, code_hash, now)
             raise InvalidGrant("the code is unknown, spent or expired")
+        response["scope"] = record.scope or scopes.ALL
         return response
 
     async def refresh(
         self, tenant_key: str, client_id: str, setup: SigninSetup, form: Mapping[str, str]
     ) -> dict[str, Any]:
         token = _required(form, "refresh_token")
+        # openid and offline_access are dropped here too, as at authorize (DESIGN: scopes).
+        requested = frozenset((form.get("scope") or "").split()) - scopes.IGNORED
         now = datetime.now(UTC)
         token_hash = digest(token)
+        tokens, response = _new_pair(setup, now)
+        # The checks are the spend's own conditions (store.grants); a scope no grant can
+        # hold is refused without trying.
+        granted = None
+        if requested <= scopes.SUPPORTED_SET:
+            granted = await self._repository.spend_refresh(
+                tenant_key, client_id, token_hash, requested, tokens, now
+            )
+        if granted is None:
+            await self._refuse_refresh(tenant_key, client_id, token_hash, requested, now)
+        response["scope"] = granted or scopes.ALL
+        return response
+
+    async def _refuse_refresh(
+        self,
+        tenant_key: str,
+        client_id: str,
+        token_hash: str,
+        requested: frozenset[str],
+        now: datetime,
+    ) -> NoReturn:
+        """Why a refresh token could not be spent, as the error to answer; a spent one
+        presented again ends its family first."""
+        refused = InvalidGrant("the refresh token is unknown, spent, revoked or expired")
         record = await self._repository.find_refresh(tenant_key, token_hash)
         if record is None or record.client_id != client_id or record.family_revoked:
-            raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
+            raise refused
         if record.used_at is not None:
-            # RFC 9700 4.14.2: a spent refresh token came back, so one copy is in the
-            # wrong hands; end the whole family.
+            # RFC 9700 4.14.2: a spent refresh token came back (or two spends raced), so one
+            # copy is in the wrong hands; end the whole family.
             await self._repository.revoke_family(record.family_id, now, "refresh_token_reuse")
-            raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
+            raise refused
         if record.expires_at <= now:
-            raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
-        # openid and offline_access are dropped here too, as at authorize (DESIGN: scopes).
-        requested = set((form.get("scope") or "").split()) - scopes.IGNORED
-        if not requested <= set(record.scope.split()):
+            raise refused
+        if not requested <= frozenset(record.scope.split()):
             raise InvalidScope("a refresh cannot widen the granted scope")
-        tokens, response = _new_pair(setup, record.scope, now)
-        rotated = await self._repository.rotate_refresh(
-            tenant_key, client_id, token_hash, record.family_id, tokens, now
-        )
-        if not rotated:
-            raise InvalidGrant("the refresh token is unknown, spent, revoked or expired")
-        return response
+        # Spendable when looked up again: its family was revoked and restored in between,
+        # which nothing does; refused all the same.
+        raise refused
 
     async def bearer(self, tenant_key: str, token: str) -> Bearer | None:
         """The customer behind a live access token of this company, or None."""
@@ -146,7 +167,9 @@ class Grants:
         await self._repository.revoke_token(tenant_key, client_id, digest(token), datetime.now(UTC))
 
 
-def _new_pair(setup: SigninSetup, scope: str, now: datetime) -> tuple[NewTokens, dict[str, Any]]:
+def _new_pair(setup: SigninSetup, now: datetime) -> tuple[NewTokens, dict[str, Any]]:
+    """A new access and refresh token: their hashes and expiry times to store, and the
+    token response without its scope."""
     access_ttl = timedelta(minutes=setup.access_token_minutes)
     access, refresh = mint(Kind.ACCESS), mint(Kind.REFRESH)
     tokens = NewTokens(
@@ -160,6 +183,5 @@ def _new_pair(setup: SigninSetup, scope: str, now: datetime) -> tuple[NewTokens,
         "token_type": "Bearer",
         "expires_in": int(access_ttl.total_seconds()),
         "refresh_token": refresh,
-        "scope": scope or " ".join(scopes.SUPPORTED),
     }
     return tokens, response

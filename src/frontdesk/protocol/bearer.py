@@ -28,7 +28,7 @@ class BearerResolver:
         return (
             f'Bearer resource_metadata="{resource_metadata_url(self._settings, tenant_key)}",'
             f' error="{error}", error_description="{description}",'
-            f' scope="{" ".join(scopes.SUPPORTED)}"'
+            f' scope="{scopes.ALL}"'
         )
 
     def sign_in_challenge(self, tenant_key: str) -> str:

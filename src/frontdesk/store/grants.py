@@ -4,6 +4,9 @@ Protocol checks (PKCE, redirect URI, client, expiry) stay in the OAuth handlers;
 module keeps the state and makes the single-use transitions atomic: a code or refresh
 token is spent by one conditional UPDATE, and the tokens it buys are written in the same
 transaction, so of many concurrent redemptions exactly one wins and none half-issues.
+The refresh grant is the exception: its checks are the conditions of the spend itself,
+so that on PostgreSQL the whole grant is one statement (store.grants_postgres); the
+handler looks the token up only to say why a refused one was refused.
 """
 
 from __future__ import annotations
@@ -61,6 +64,17 @@ class RefreshRecord:
     expires_at: datetime
     used_at: datetime | None
     family_revoked: bool
+
+    def spendable(self, client_id: str, requested: frozenset[str], now: datetime) -> bool:
+        """Whether this client may spend the token now for ``requested`` scopes: the
+        conditions the PostgreSQL statement (store.grants_postgres) writes in SQL."""
+        return (
+            self.client_id == client_id
+            and not self.family_revoked
+            and self.used_at is None
+            and self.expires_at > now
+            and requested <= frozenset(self.scope.split())
+        )
 
 
 class AccessRecord(NamedTuple):
@@ -223,24 +237,31 @@ class GrantRepository:
             *row[:5], as_utc(row.expires_at), row.used_at, row.revoked_at is not None
         )
 
-    async def rotate_refresh(
+    async def spend_refresh(
         self,
         tenant_key: str,
         client_id: str,
         token_hash: str,
-        family_id: int,
+        requested: frozenset[str],
         tokens: NewTokens,
         now: datetime,
-    ) -> bool:
-        """Spend the refresh token and issue the next pair in its family, atomically.
+    ) -> str | None:
+        """Spend a live refresh token of this client and issue the next pair in its family,
+        atomically: the grant's scope, or None when the token may not be spent (unknown,
+        another client's, spent, expired, revoked, or asked for scopes its grant lacks).
 
-        False when the token was spent concurrently, or its family revoked meanwhile;
-        a spent token presented again is reuse, and the family is revoked.
+        Of concurrent spends of one token exactly one wins; the others get None.
         """
+        record = await self.find_refresh(tenant_key, token_hash)
+        if record is None or not record.spendable(client_id, requested, now):
+            return None
         async with self._engine.begin() as connection:
             live_family = (
                 select(token_families.c.id)
-                .where(token_families.c.id == family_id, token_families.c.revoked_at.is_(None))
+                .where(
+                    token_families.c.id == record.family_id,
+                    token_families.c.revoked_at.is_(None),
+                )
                 .scalar_subquery()
             )
             spent = await connection.execute(
@@ -253,19 +274,18 @@ class GrantRepository:
                 .values(used_at=now)
             )
             if spent.rowcount != 1:
-                await _revoke_family(connection, family_id, now, "refresh_token_reuse")
-                return False
-            await _insert_pair(connection, family_id, tokens, now)
+                return None
+            await _insert_pair(connection, record.family_id, tokens, now)
             await audit.record(
                 connection,
                 tenant_key,
                 Event.TOKENS_ISSUED,
                 now,
                 client_id=client_id,
-                family_id=family_id,
+                family_id=record.family_id,
                 grant="refresh_token",
             )
-        return True
+        return record.scope
 
     async def revoke_family(self, family_id: int, now: datetime, reason: str) -> None:
         async with self._engine.begin() as connection:

@@ -1,12 +1,13 @@
 """The grant statements on the hot path, for PostgreSQL: the access-token lookup behind
-every signed-in call (kept in memory and batched, store.access_lookups), and the refresh
-grant's lookup and rotation.
+every signed-in call (kept in memory and batched, store.access_lookups), the refresh
+grant, and the lookup that says why a refresh was refused.
 
 The same checks and the same atomicity as ``GrantRepository``, whose SQLAlchemy versions
 serve SQLite and every rarer statement; here each is one SQL text run on asyncpg
-(store.postgres says why). The rotation is a single statement: spending the token, writing
-the next pair and recording the audit event happen together or not at all, and of many
-concurrent rotations of one token the row lock lets exactly one spend it.
+(store.postgres says why). The refresh grant is a single statement: checking the token,
+spending it, writing the next pair and recording the audit event happen together or not
+at all, in one round trip, and of many concurrent spends of one token the row lock lets
+exactly one win.
 """
 
 from __future__ import annotations
@@ -31,28 +32,32 @@ JOIN token_families f ON f.id = r.family_id
 WHERE r.token_hash = $1 AND f.tenant_key = $2
 """
 
-# $1 token hash, $2 family, $3 now, $4/$5 access hash/expiry, $6/$7 refresh hash/expiry,
-# $8 tenant, $9 client, $10 audit event, $11 its detail. The family must still be live.
-ROTATE_REFRESH = """
+# $1 token hash, $2 tenant, $3 client, $4 now, $5/$6 access hash/expiry, $7/$8 refresh
+# hash/expiry, $9 the scopes asked for, $10 audit event, $11 its detail. The conditions
+# are RefreshRecord.spendable's: this client's token, unspent and unexpired, its family
+# live, its grant covering what is asked. The UPDATE's row lock lets one spend win.
+SPEND_REFRESH = """
 WITH spent AS (
-    UPDATE refresh_tokens SET used_at = $3
-    WHERE token_hash = $1 AND used_at IS NULL
-      AND family_id = (SELECT id FROM token_families WHERE id = $2 AND revoked_at IS NULL)
-    RETURNING family_id
+    UPDATE refresh_tokens r SET used_at = $4
+    FROM token_families f
+    WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > $4
+      AND f.id = r.family_id AND f.tenant_key = $2 AND f.client_id = $3
+      AND f.revoked_at IS NULL AND string_to_array(f.scope, ' ') @> $9::text[]
+    RETURNING r.family_id, f.scope
 ), next_access AS (
     INSERT INTO access_tokens (token_hash, family_id, expires_at, created_at)
-    SELECT $4, family_id, $5, $3 FROM spent
+    SELECT $5, family_id, $6, $4 FROM spent
 ), next_refresh AS (
     INSERT INTO refresh_tokens (token_hash, family_id, expires_at, created_at)
-    SELECT $6, family_id, $7, $3 FROM spent
+    SELECT $7, family_id, $8, $4 FROM spent
 ), logged AS (
     INSERT INTO audit_events (tenant_key, occurred_at, event, client_id, family_id, detail)
-    SELECT $8, $3, $10, $9, family_id, $11::jsonb FROM spent
+    SELECT $2, $4, $10, $3, family_id, $11::jsonb FROM spent
 )
-SELECT count(*) FROM spent
+SELECT scope FROM spent
 """
 
-# What GrantRepository.rotate_refresh records, as the JSON text asyncpg sends for jsonb.
+# What GrantRepository.spend_refresh records, as the JSON text asyncpg sends for jsonb.
 ROTATION_DETAIL = orjson.dumps({"grant": "refresh_token"}).decode()
 
 
@@ -92,31 +97,28 @@ class PostgresGrantRepository(GrantRepository):
             return None
         return RefreshRecord(*row)
 
-    async def rotate_refresh(
+    async def spend_refresh(
         self,
         tenant_key: str,
         client_id: str,
         token_hash: str,
-        family_id: int,
+        requested: frozenset[str],
         tokens: NewTokens,
         now: datetime,
-    ) -> bool:
+    ) -> str | None:
         async with self._pool.connection() as connection:
-            spent = await connection.fetchval(
-                ROTATE_REFRESH,
+            scope: str | None = await connection.fetchval(
+                SPEND_REFRESH,
                 token_hash,
-                family_id,
+                tenant_key,
+                client_id,
                 now,
                 tokens.access_hash,
                 tokens.access_expires_at,
                 tokens.refresh_hash,
                 tokens.refresh_expires_at,
-                tenant_key,
-                client_id,
+                list(requested),
                 Event.TOKENS_ISSUED.value,
                 ROTATION_DETAIL,
             )
-        if spent != 1:
-            await self.revoke_family(family_id, now, "refresh_token_reuse")
-            return False
-        return True
+        return scope
