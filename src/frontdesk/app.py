@@ -226,12 +226,13 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
     )
     return Starlette(
         routes=[
+            # OAuth first: its token endpoint is the busiest route here (oauth.routes).
+            *oauth.routes(),
             Route("/", index),
             Route("/healthz", healthz),
             Route("/readyz", readyz),
             Route("/metrics", metrics),
             Route("/openapi.yaml", openapi),
-            *oauth.routes(),
         ],
         exception_handlers={
             OAuthError: render_oauth_error,

@@ -3,6 +3,9 @@ or an HTML page for the customer."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
 import structlog
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -15,6 +18,14 @@ from frontdesk.store.outage import is_outage
 log = structlog.get_logger(__name__)
 
 NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
+
+
+class JSON(JSONResponse):
+    """A JSON response rendered by orjson: the same compact UTF-8 as Starlette's, several
+    times faster, and every token response is one."""
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
 
 
 async def render_oauth_error(request: Request, error: Exception) -> Response:
@@ -37,7 +48,7 @@ async def render_oauth_error(request: Request, error: Exception) -> Response:
         # RFC 6749 5.2: a client that tried HTTP Basic is told which scheme failed.
         headers["www-authenticate"] = 'Basic realm="frontdesk"'
     body = {"error": error.error, "error_description": error.description}
-    return JSONResponse(body, status_code=error.status, headers=headers)
+    return JSON(body, status_code=error.status, headers=headers)
 
 
 async def render_authorize_page(request: Request, error: Exception) -> Response:
@@ -69,4 +80,4 @@ async def render_outage(request: Request, error: Exception) -> Response:
         "error": "temporarily_unavailable",
         "error_description": "the service cannot reach its database; retry shortly",
     }
-    return JSONResponse(body, status_code=503, headers={**NO_STORE, "retry-after": "1"})
+    return JSON(body, status_code=503, headers={**NO_STORE, "retry-after": "1"})

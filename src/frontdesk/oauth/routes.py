@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import orjson
 import structlog
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from frontdesk.companies.catalog import ServedCompany
@@ -40,7 +40,7 @@ from frontdesk.oauth.flow import COOKIE_NAME, FLOW_TTL_SECONDS, Flow, FlowSigner
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.registration import parse_registration, register
-from frontdesk.oauth.rendering import NO_STORE
+from frontdesk.oauth.rendering import JSON, NO_STORE
 from frontdesk.ratelimit import RateLimit, RateLimiter, parse_rate_limit
 from frontdesk.signing import MAX_SIGNED_LENGTH
 from frontdesk.store.clients import ClientRepository
@@ -89,7 +89,10 @@ class OAuthEndpoints:
             "/v1/{tenant}/oauth/.well-known/oauth-authorization-server",
             "/v1/{tenant}/oauth/.well-known/openid-configuration",
         )
+        # The token endpoint first: every refresh is routed, and the router tries each
+        # route's pattern in turn.
         return [
+            Route("/v1/{tenant}/oauth/token", self.token, methods=["POST"]),
             *(Route(path, self.server_metadata, methods=["GET"]) for path in issuer_paths),
             Route(
                 "/.well-known/oauth-protected-resource/v1/{tenant}/mcp",
@@ -102,7 +105,6 @@ class OAuthEndpoints:
             Route("/v1/{tenant}/oauth/login", self.login_form, methods=["GET"]),
             Route("/v1/{tenant}/oauth/login", self.login_submit, methods=["POST"]),
             Route("/v1/{tenant}/oauth/callback", self.callback, methods=["GET"]),
-            Route("/v1/{tenant}/oauth/token", self.token, methods=["POST"]),
             Route("/v1/{tenant}/oauth/revoke", self.revoke, methods=["POST"]),
         ]
 
@@ -110,11 +112,11 @@ class OAuthEndpoints:
 
     async def server_metadata(self, request: Request) -> Response:
         tenant = (await self._signin_company(request)).company.tenant_key
-        return JSONResponse(metadata.authorization_server(self._settings, tenant))
+        return JSON(metadata.authorization_server(self._settings, tenant))
 
     async def resource_metadata(self, request: Request) -> Response:
         tenant = (await self._signin_company(request)).company.tenant_key
-        return JSONResponse(metadata.protected_resource(self._settings, tenant))
+        return JSON(metadata.protected_resource(self._settings, tenant))
 
     # Registration ------------------------------------------------------------------------
 
@@ -136,7 +138,7 @@ class OAuthEndpoints:
         log.info(
             "client_registered", tenant=signin.company.tenant_key, client_id=response["client_id"]
         )
-        return JSONResponse(response, status_code=201, headers=NO_STORE)
+        return JSON(response, status_code=201, headers=NO_STORE)
 
     # Authorize, consent, login, callback --------------------------------------------------
 
@@ -265,7 +267,7 @@ class OAuthEndpoints:
             case _:
                 raise UnsupportedGrantType("grant_type must be authorization_code or refresh_token")
         log.info("tokens_issued", tenant=tenant, client_id=client_id, grant=form["grant_type"])
-        return JSONResponse(body, headers=NO_STORE)
+        return JSON(body, headers=NO_STORE)
 
     async def revoke(self, request: Request) -> Response:
         signin = await self._signin_company(request)
