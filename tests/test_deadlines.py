@@ -115,3 +115,81 @@ def test_a_limit_left_behind_by_a_closed_loop_does_not_stop_the_next_loop() -> N
         assert second.run_until_complete(timed_out())
     finally:
         second.close()
+
+
+# Deadlines.run: the same limit, set up only for a call that waits -------------------------
+
+
+async def _answer_at_once(value: str) -> str:
+    return value
+
+
+async def _fail_at_once() -> str:
+    raise LookupError("no such thing")
+
+
+async def test_a_call_that_answers_without_waiting_is_answered_and_never_timed() -> None:
+    deadlines = Deadlines()
+    assert await deadlines.run(0.01, _answer_at_once("hello")) == "hello"
+    assert not deadlines._running
+    with pytest.raises(LookupError, match="no such thing"):
+        await deadlines.run(0.01, _fail_at_once())
+
+
+async def test_a_call_that_waits_gets_what_it_waited_for() -> None:
+    deadlines = Deadlines()
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[int] = loop.create_future()
+    loop.call_later(0.01, ready.set_result, 41)
+
+    async def call() -> int:
+        await asyncio.sleep(0)
+        value = await ready
+        try:
+            await asyncio.sleep(0.01)
+            raise ValueError("after waiting")
+        except ValueError:
+            return value + 1
+
+    assert await deadlines.run(1, call()) == 42
+    assert not deadlines._running
+
+
+async def test_a_call_that_waits_past_its_limit_ends_with_timeout_error() -> None:
+    deadlines = Deadlines()
+    ended = asyncio.Event()
+
+    async def call() -> str:
+        try:
+            await asyncio.sleep(5)
+        finally:
+            ended.set()
+        return "never"
+
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        await deadlines.run(0.1, call())
+    assert ended.is_set()
+    assert time.monotonic() - started < 0.1 + 3 * Deadlines.TICK
+
+
+async def test_a_cancelled_run_cancels_the_call_and_passes_the_cancellation_on() -> None:
+    deadlines = Deadlines()
+    entered = asyncio.Event()
+    seen: list[str] = []
+
+    async def call() -> str:
+        entered.set()
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+        return "never"
+
+    task = asyncio.create_task(deadlines.run(10, call()))
+    await entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert seen == ["cancelled"]

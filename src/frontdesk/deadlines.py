@@ -9,12 +9,20 @@ keeps them to within ``TICK`` at a fraction of the cost. The semantics are
 ``TimeoutError``; a cancellation from elsewhere passes through untouched. Entering and
 leaving a limit never waits, so it is a plain ``with`` block (as anyio's ``fail_after``
 is), which spares the two coroutines an ``async with`` would build for every call.
+
+``Deadlines.run`` goes one step further for a call that answers without waiting on
+anything (an in-memory lookup, a computed answer): such a call cannot be interrupted, so
+it is given no limit at all, and only a call that waits is timed.
 """
 
 from __future__ import annotations
 
 import asyncio
-from types import TracebackType
+import types
+from collections.abc import Coroutine, Generator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class Deadlines:
@@ -24,6 +32,18 @@ class Deadlines:
         self._running: set[Limit] = set()
         # The loop whose watchdog is scheduled, if any (tests run one loop after another).
         self._ticking: asyncio.AbstractEventLoop | None = None
+
+    async def run(self, seconds: float, call: Coroutine[Any, Any, T]) -> T:
+        """Await ``call`` within ``seconds``: TimeoutError when it waits longer. Its first
+        step is taken here; if that finishes it, no limit is set up (nothing could have
+        cut it short), and otherwise the rest runs inside one."""
+        try:
+            waiting = call.send(None)
+        except StopIteration as answered:
+            result: T = answered.value
+            return result
+        with self.limit(seconds):
+            return await _resume(call, waiting)
 
     def limit(self, seconds: float) -> Limit:
         """``with deadlines.limit(seconds):`` raises TimeoutError when the body runs
@@ -55,6 +75,31 @@ class Deadlines:
             loop.call_later(self.TICK, self._tick, loop)
         else:
             self._ticking = None
+
+
+@types.coroutine
+def _resume(call: Coroutine[Any, Any, T], waiting: Any) -> Generator[Any, Any, T]:
+    """Await the rest of ``call``, whose first step was taken and gave ``waiting``: what
+    ``await`` would have done from there. What the task sends or throws in (a result, a
+    cancellation) goes on to ``call``."""
+    while True:
+        try:
+            sent = yield waiting
+        except GeneratorExit:
+            call.close()
+            raise
+        except BaseException as error:
+            try:
+                waiting = call.throw(error)
+            except StopIteration as done:
+                result: T = done.value
+                return result
+        else:
+            try:
+                waiting = call.send(sent)
+            except StopIteration as done:
+                result = done.value
+                return result
 
 
 class Limit:
@@ -96,7 +141,7 @@ class Limit:
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
-        traceback: TracebackType | None,
+        traceback: types.TracebackType | None,
     ) -> None:
         self._deadlines._forget(self)
         if not self.expired or self._task is None:
