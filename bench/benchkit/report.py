@@ -152,13 +152,24 @@ class Target:
     met: bool
 
 
+def round_ratios(top: Row, bottom: Row) -> str:
+    """The ratio's range over the rounds, each round's figure over the same round's: when
+    the host's own noise moves a ratio across its target, this shows it."""
+    bottoms = {m.round: m.rps for m in bottom.runs}
+    ratios = [m.rps / bottoms[m.round] for m in top.runs if bottoms.get(m.round)]
+    if len(ratios) < 2:
+        return ""
+    return f" (rounds {min(ratios):.1%}–{max(ratios):.1%})"
+
+
 def targets(rows: dict[str, Row]) -> list[Target]:
     """Issue 6's targets, each computed from figures of this run."""
     found: list[Target] = []
     ceiling, guest = rows.get("ceiling"), rows.get("guest-call")
     if ceiling and guest:
         ratio = guest.rps / ceiling.rps
-        found.append(Target("guest tools/call ≥ 50% of the ceiling", f"{ratio:.1%}", ratio >= 0.5))
+        measured = f"{ratio:.1%}{round_ratios(guest, ceiling)}"
+        found.append(Target("guest tools/call ≥ 50% of the ceiling", measured, ratio >= 0.5))
         for key, factor, what in (
             ("mcp-python", 6, "the Python SDK, stateless JSON"),
             ("mcp-python-2026", 6, "the Python SDK, 2026-07-28 mode"),
@@ -173,7 +184,7 @@ def targets(rows: dict[str, Row]) -> list[Target]:
     if ceiling and bearer:
         ratio = bearer.rps / ceiling.rps
         name = "signed-in tools/call on PostgreSQL ≥ 35% of the ceiling"
-        found.append(Target(name, f"{ratio:.1%}", ratio >= 0.35))
+        found.append(Target(name, f"{ratio:.1%}{round_ratios(bearer, ceiling)}", ratio >= 0.35))
     batch = rows.get("guest-batch")
     if guest and batch:
         cost = guest.rps / (batch.rps * BATCH)
