@@ -63,7 +63,7 @@ async def test_a_kept_token_is_answered_without_a_statement(
 
 
 async def test_a_revocation_here_takes_effect_before_it_is_answered(
-    instances: tuple[Served, Served], lookup_statements: list[int]
+    instances: tuple[Served, Served],
 ) -> None:
     served, _other = instances
     tokens = await flows.obtain_tokens(served.client)

@@ -84,8 +84,7 @@ class AccessLookups:
         kept = self._kept.get(token_hash)
         if kept is not None and self._feed.confirmed():
             if kept.expires_at > time.time():
-                # Another company's token is no token here.
-                found.set_result(kept.grant if kept.tenant_key == tenant_key else None)
+                found.set_result(_grant_for(kept, tenant_key))
                 return found
             del self._kept[token_hash]
         self._feed.start()
@@ -136,13 +135,8 @@ class AccessLookups:
         for token_hash, waiters in batch.items():
             live = live_tokens.get(token_hash)
             for found, tenant_key in waiters:
-                if found.done():
-                    continue
-                # Another company's token is no token here.
-                if live is None or live.tenant_key != tenant_key:
-                    found.set_result(None)
-                else:
-                    found.set_result(live.grant)
+                if not found.done():
+                    found.set_result(_grant_for(live, tenant_key))
 
     def _keep(self, live_tokens: dict[str, LiveAccessToken]) -> None:
         kept = self._kept
@@ -171,6 +165,13 @@ class AccessLookups:
     def _forget_where(self, ended: Callable[[LiveAccessToken], bool]) -> None:
         for token_hash in [key for key, live in self._kept.items() if ended(live)]:
             del self._kept[token_hash]
+
+
+def _grant_for(live: LiveAccessToken | None, tenant_key: str) -> AccessRecord | None:
+    # Another company's token is no token here.
+    if live is None or live.tenant_key != tenant_key:
+        return None
+    return live.grant
 
 
 def _failure_for_one(error: Exception) -> Exception:
