@@ -1,4 +1,4 @@
-"""The uvicorn protocol that sends a response's head and body in one write."""
+"""The HTTP protocol frontdesk serve runs: uvicorn's, with our request-response cycle."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from uvicorn.server import ServerState
 
 from frontdesk.asgi import Receive, Scope, Send
-from frontdesk.http_protocol import JoiningHttpToolsProtocol, _JoiningTransport
-
-HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n"
+from frontdesk.http_protocol import FrontdeskHttpProtocol
 
 
 class RecordingTransport:
+    """The socket side of one connection: what the protocol writes, and whether it closed."""
+
     def __init__(self) -> None:
         self.writes: list[bytes] = []
         self.closed = False
-        self.aborted = False
 
     def write(self, data: bytes) -> None:
         assert not self.closed, "written after close"
@@ -31,78 +31,213 @@ class RecordingTransport:
     def close(self) -> None:
         self.closed = True
 
-    def abort(self) -> None:
-        self.aborted = True
-        self.closed = True
-
     def is_closing(self) -> bool:
         return self.closed
 
-    def get_write_buffer_size(self) -> int:
-        return 0
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(
+            name, default
+        )
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
 
 
-def joining(loop: asyncio.AbstractEventLoop) -> tuple[_JoiningTransport, RecordingTransport]:
-    recording = RecordingTransport()
-    return _JoiningTransport(recording, loop), recording  # type: ignore[arg-type]
+async def connected(
+    application: Any, keep_alive_seconds: float = 5
+) -> tuple[FrontdeskHttpProtocol, RecordingTransport]:
+    """The protocol as uvicorn makes it for a connection, over a recording transport."""
+    config = uvicorn.Config(
+        application,
+        lifespan="off",
+        log_level="critical",
+        timeout_keep_alive=keep_alive_seconds,  # type: ignore[arg-type]
+    )
+    config.load()
+    protocol = FrontdeskHttpProtocol(config, ServerState(), {}, _loop=asyncio.get_running_loop())
+    transport = RecordingTransport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    return protocol, transport
+
+
+def answering(*messages: dict[str, Any], pause: bool = False) -> Any:
+    """An app that reads the body, then sends ``messages``; with ``pause``, it lets the
+    event loop turn between the response's start and its body."""
+
+    async def application(scope: Scope, receive: Receive, send: Send) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        for number, message in enumerate(messages):
+            if pause and number == 1:
+                await asyncio.sleep(0)
+            await send(message)
+
+    return application
+
+
+def start(status: int = 200, *headers: tuple[bytes, bytes]) -> dict[str, Any]:
+    return {"type": "http.response.start", "status": status, "headers": list(headers)}
+
+
+def body(data: bytes, more: bool = False) -> dict[str, Any]:
+    return {"type": "http.response.body", "body": data, "more_body": more}
+
+
+async def exchanged(application: Any, request: bytes) -> RecordingTransport:
+    protocol, transport = await connected(application)
+    protocol.data_received(request)
+    for _ in range(5):  # the app's task, then a turn for anything scheduled after it
+        await asyncio.sleep(0)
+    return transport
+
+
+POST = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+LENGTH_2 = (b"content-length", b"2")
 
 
 async def test_a_head_and_its_body_leave_in_one_write() -> None:
-    transport, recording = joining(asyncio.get_running_loop())
-    transport.write(HEAD)
-    assert recording.writes == []
-    transport.write(b"{}")
-    assert recording.writes == [HEAD + b"{}"]
+    transport = await exchanged(answering(start(200, LENGTH_2), body(b"ok")), POST)
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"]
+    assert not transport.closed
+
+
+async def test_a_head_whose_body_is_late_leaves_on_the_next_turn_of_the_loop() -> None:
+    transport = await exchanged(answering(start(200, LENGTH_2), body(b"ok"), pause=True), POST)
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n", b"ok"]
+
+
+async def test_a_body_of_unknown_length_is_sent_in_chunks() -> None:
+    transport = await exchanged(answering(start(), body(b"ab", more=True), body(b"c")), POST)
+    assert b"".join(transport.writes) == (
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nab\r\n1\r\nc\r\n0\r\n\r\n"
+    )
+
+
+async def test_a_head_request_gets_the_head_only() -> None:
+    head = b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n"
+    transport = await exchanged(answering(start(200, LENGTH_2), body(b"ok")), head)
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"]
+
+
+async def test_http_1_0_and_connection_close_end_the_connection_after_the_answer() -> None:
+    old = b"POST / HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}"
+    transport = await exchanged(answering(start(200, LENGTH_2), body(b"ok")), old)
+    assert transport.writes == [
+        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
+    ]
+    assert transport.closed
+
+    closing = answering(start(200, LENGTH_2, (b"connection", b"close")), body(b"ok"))
+    transport = await exchanged(closing, POST)
+    assert transport.writes == [
+        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
+    ]
+    assert transport.closed
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        (b"x-note", b"one\r\nset-cookie: stolen=1"),
+        (b"x-note", b"nul\x00"),
+        (b"bad name", b"value"),
+        (b"x:colon", b"value"),
+    ],
+)
+async def test_a_header_that_could_split_the_response_is_never_written(
+    bad: tuple[bytes, bytes],
+) -> None:
+    transport = await exchanged(answering(start(200, LENGTH_2, bad), body(b"ok")), POST)
+    written = b"".join(transport.writes)
+    assert written.startswith(b"HTTP/1.1 500 Internal Server Error\r\n")
+    assert bad[1] not in written
+    assert transport.closed
+
+
+async def test_a_body_longer_or_shorter_than_its_length_is_cut_off() -> None:
+    transport = await exchanged(answering(start(200, LENGTH_2), body(b"toolong")), POST)
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"]
+    assert transport.closed
+    # Too short: the client sees the connection end before the length it was promised.
+    transport = await exchanged(answering(start(200, LENGTH_2), body(b"k")), POST)
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nk"]
+    assert transport.closed
+
+
+async def test_a_body_that_comes_in_pieces_is_received_in_pieces() -> None:
+    received: list[Any] = []
+
+    async def application(scope: Scope, receive: Receive, send: Send) -> None:
+        while True:
+            received.append(await receive())
+            if not received[-1]["more_body"]:
+                break
+        await send(start(200, LENGTH_2))
+        await send(body(b"ok"))
+
+    protocol, transport = await connected(application)
+    protocol.data_received(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\nabc")
     await asyncio.sleep(0)
-    assert recording.writes == [HEAD + b"{}"]
+    protocol.data_received(b"def")
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert b"".join(message["body"] for message in received) == b"abcdef"
+    assert received[-1]["more_body"] is False
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"]
 
 
-async def test_a_head_no_write_follows_leaves_on_the_next_turn_of_the_loop() -> None:
-    transport, recording = joining(asyncio.get_running_loop())
-    transport.write(HEAD)
+async def test_a_lost_connection_is_a_disconnect_for_an_app_still_reading() -> None:
+    received: list[Any] = []
+
+    async def application(scope: Scope, receive: Receive, send: Send) -> None:
+        received.append(await receive())
+        received.append(await receive())
+
+    protocol, transport = await connected(application)
+    protocol.data_received(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\nabc")
     await asyncio.sleep(0)
-    assert recording.writes == [HEAD]
-    transport.write(b"{}")
-    assert recording.writes == [HEAD, b"{}"]
+    protocol.connection_lost(None)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert [message["type"] for message in received] == ["http.request", "http.disconnect"]
+    assert transport.writes == []
 
 
-async def test_anything_but_a_small_final_head_is_written_at_once() -> None:
-    transport, recording = joining(asyncio.get_running_loop())
-    interim = b"HTTP/1.1 100 Continue\r\n\r\n"
-    large_head = b"HTTP/1.1 200 OK\r\nx-big: " + b"a" * 9000 + b"\r\n\r\n"
-    body_like_a_head_end = b"some body\r\n\r\n"
-    for data in (interim, large_head, body_like_a_head_end, b"chunk"):
-        transport.write(data)
-    assert recording.writes == [interim, large_head, body_like_a_head_end, b"chunk"]
+async def test_a_connection_idle_for_the_keep_alive_timeout_is_closed() -> None:
+    protocol, transport = await connected(
+        answering(start(200, LENGTH_2), body(b"ok")), keep_alive_seconds=0.2
+    )
+    for _ in range(4):  # a request every 0.1 s: never idle for 0.2 s
+        protocol.data_received(POST)
+        await asyncio.sleep(0.1)
+        assert not transport.closed
+    await asyncio.sleep(0.25)
+    assert transport.closed
+    assert len(transport.writes) == 4
 
 
-async def test_closing_sends_a_held_head_first_and_abort_drops_it() -> None:
-    loop = asyncio.get_running_loop()
-    transport, recording = joining(loop)
-    transport.write(HEAD)
-    transport.close()
-    assert recording.writes == [HEAD]
-    assert recording.closed
+async def test_a_request_under_way_keeps_its_connection_open() -> None:
+    async def slow(scope: Scope, receive: Receive, send: Send) -> None:
+        await receive()
+        if scope["path"] == "/slow":
+            await asyncio.sleep(0.3)
+        await send(start(200, LENGTH_2))
+        await send(body(b"ok"))
 
-    transport, recording = joining(loop)
-    transport.write(HEAD)
-    transport.abort()
-    await asyncio.sleep(0)
-    assert recording.writes == []
-    assert recording.aborted
-
-
-async def test_a_head_held_when_the_connection_is_lost_is_dropped() -> None:
-    transport, recording = joining(asyncio.get_running_loop())
-    transport.write(HEAD)
-    recording.closed = True  # the peer went away before the loop's next turn
-    await asyncio.sleep(0)
-    assert recording.writes == []
-
-
-async def test_the_rest_of_the_transport_is_the_wrapped_one() -> None:
-    transport, _recording = joining(asyncio.get_running_loop())
-    assert transport.get_write_buffer_size() == 0
+    protocol, transport = await connected(slow, keep_alive_seconds=0.1)
+    protocol.data_received(POST)
+    await asyncio.sleep(0.05)
+    protocol.data_received(POST.replace(b"POST / ", b"POST /slow "))
+    await asyncio.sleep(0.2)  # the first response's timeout has passed: busy, kept
+    assert not transport.closed
+    await asyncio.sleep(0.15)
+    assert len(transport.writes) == 2
+    assert not transport.closed
+    await asyncio.sleep(0.15)
+    assert transport.closed
 
 
 # --- served for real by uvicorn with the protocol --------------------------------------
@@ -139,7 +274,7 @@ async def served() -> AsyncIterator[str]:
         app,
         host="127.0.0.1",
         port=port,
-        http=JoiningHttpToolsProtocol,
+        http=FrontdeskHttpProtocol,
         log_level="warning",
         lifespan="off",
     )
@@ -161,6 +296,22 @@ async def test_keep_alive_requests_are_answered_in_order(served: str) -> None:
             response = await client.post("/", content=str(number).encode())
             assert response.status_code == 200
             assert response.text == f"got {number}"
+
+
+async def test_pipelined_requests_are_answered_in_order(served: str) -> None:
+    host, port = served.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    requests = [
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n" + str(number).encode()
+        for number in range(5)
+    ]
+    writer.write(b"".join(requests))  # all at once, before any answer
+    await writer.drain()
+    for number in range(5):
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=2)
+        assert head.startswith(b"HTTP/1.1 200")
+        assert await reader.readexactly(5) == b"got " + str(number).encode()
+    writer.close()
 
 
 async def test_a_streamed_head_arrives_before_its_late_body(served: str) -> None:
@@ -202,4 +353,4 @@ def test_frontdesk_serve_selects_the_protocol(monkeypatch: pytest.MonkeyPatch) -
         Settings(auto_migrate=False, seed_demo=False), host="127.0.0.1", port=0, workers=1
     )
     protocol = uvicorn.importer.import_from_string(seen["http"])
-    assert protocol is JoiningHttpToolsProtocol
+    assert protocol is FrontdeskHttpProtocol

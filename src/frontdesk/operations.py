@@ -41,8 +41,8 @@ def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
         port=port,
         workers=workers,
         loop="uvloop",
-        # uvicorn's httptools protocol, sending each response in one write (http_protocol.py).
-        http="frontdesk.http_protocol:JoiningHttpToolsProtocol",
+        # uvicorn's httptools protocol with a leaner request cycle (http_protocol.py).
+        http="frontdesk.http_protocol:FrontdeskHttpProtocol",
         # Frontdesk serves no WebSocket route. uvicorn's "auto" would load the websockets
         # package into every worker (0.6 MB of RSS each) only to refuse the handshake; with
         # "none" an upgrade request is answered as the plain HTTP request it also is (a GET:
