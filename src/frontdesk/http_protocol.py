@@ -129,7 +129,7 @@ class FrontdeskHttpProtocol(HttpToolsProtocol):
         if previous is None or previous.response_complete:
             self._start_asgi_task(exchange, app)  # type: ignore[arg-type]
         else:
-            # A pipelined request waits for the one before it to be answered; uvicorn's
+            # A pipelined request waits for the one before it to be answered:
             # on_response_complete starts it then.
             self.flow.pause_reading()
             self.pipeline.appendleft((exchange, app))  # type: ignore[arg-type]
