@@ -84,22 +84,18 @@ def _resume(call: Coroutine[Any, Any, T], waiting: Any) -> Generator[Any, Any, T
     cancellation) goes on to ``call``."""
     while True:
         try:
-            sent = yield waiting
-        except GeneratorExit:
-            call.close()
-            raise
-        except BaseException as error:
             try:
+                sent = yield waiting
+            except GeneratorExit:
+                call.close()
+                raise
+            except BaseException as error:
                 waiting = call.throw(error)
-            except StopIteration as done:
-                result: T = done.value
-                return result
-        else:
-            try:
+            else:
                 waiting = call.send(sent)
-            except StopIteration as done:
-                result = done.value
-                return result
+        except StopIteration as done:
+            result: T = done.value
+            return result
 
 
 class Limit:
