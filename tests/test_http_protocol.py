@@ -109,6 +109,30 @@ async def test_a_head_whose_body_is_late_leaves_on_the_next_turn_of_the_loop() -
     assert transport.writes == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n", b"ok"]
 
 
+async def test_heads_waiting_on_several_connections_all_leave_on_the_next_turn() -> None:
+    application = answering(start(200, LENGTH_2), body(b"ok"), pause=True)
+    connections = [await connected(application) for _ in range(3)]
+    for protocol, _ in connections:
+        protocol.data_received(POST)
+    await asyncio.sleep(0)  # each app runs and starts its response, then waits a turn
+    assert all(not transport.writes for _, transport in connections)
+    await asyncio.sleep(0)
+    for _, transport in connections:
+        assert transport.writes[0] == b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
+
+
+async def test_a_request_leaves_the_servers_tasks_once_answered_or_failed() -> None:
+    async def failing(scope: Scope, receive: Receive, send: Send) -> None:
+        raise RuntimeError("boom")
+
+    for application in (answering(start(200, LENGTH_2), body(b"ok")), failing):
+        protocol, _ = await connected(application)
+        protocol.data_received(POST)
+        assert len(protocol.tasks) == 1
+        await asyncio.sleep(0)
+        assert not protocol.tasks
+
+
 async def test_a_body_of_unknown_length_is_sent_in_chunks() -> None:
     transport = await exchanged(answering(start(), body(b"ab", more=True), body(b"c")), POST)
     assert b"".join(transport.writes) == (
