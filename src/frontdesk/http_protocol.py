@@ -10,8 +10,8 @@ graceful shutdown. Its cycle, the object that carries one request's ASGI ``recei
   soon as the app starts its response: two system calls and two TCP segments for every
   small response. A head with no body right behind it (a streamed response) still goes
   out on the event loop's next turn;
-- the response's headers are checked by one match over the block they make, not by two
-  regular-expression searches per header;
+- the response's headers are checked all together, by two C calls per response, not by
+  two regular-expression searches per header;
 - a body that has arrived whole is handed over without an ``asyncio.Event``, and
   without copying it out of a bytearray.
 
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import re
 import urllib.parse
 import weakref
 from collections.abc import Iterable
@@ -45,11 +44,11 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
 # What HTTP allows in a header's name (a token) and value (no control character but tab).
-# Names are checked joined by "_" and values joined by a tab, both allowed where they
-# stand: two searches per response, not two per header, and a name or value that could
-# split the response still never reaches the wire.
-_NOT_IN_NAME = re.compile(rb"[^!#$%&'*+\-.^_`|~0-9A-Za-z]")
-_NOT_IN_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+# All names are checked at once, then all values, by deleting the allowed bytes: whatever
+# is left is not allowed. Two C calls per response, not two regular-expression searches
+# per header, and a name or value that could split the response never reaches the wire.
+_TOKEN = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_FIELD_VALUE = bytes([0x09, *range(0x20, 0x7F), *range(0x80, 0x100)])
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _CLOSE = b"connection: close\r\n"
 _CHUNKED = b"transfer-encoding: chunked\r\n"
@@ -330,9 +329,8 @@ class Exchange:
 
     def _start(self, status: int, app_headers: Iterable[tuple[bytes, bytes]]) -> None:
         protocol = self._protocol
+        # name, ": ", value, CRLF for each header: names at [0::4], values at [2::4].
         lines: list[bytes] = []
-        names: list[bytes] = []
-        values: list[bytes] = []
         length: int | None = None
         chunked = False
         says_close = False
@@ -346,10 +344,9 @@ class Exchange:
                 elif name == b"connection" and b"close" in _tokens(value):
                     self.keep_alive = False
                     says_close = True
-                names.append(name)
-                values.append(value)
                 lines += (name, b": ", value, b"\r\n")
-        if _NOT_IN_NAME.search(b"_".join(names)) or _NOT_IN_VALUE.search(b"\t".join(values)):
+        names, values = b"".join(lines[0::4]), b"".join(lines[2::4])
+        if names.translate(None, _TOKEN) or values.translate(None, _FIELD_VALUE):
             # Raised before anything is written, so the client gets a 500, not half a head.
             raise RuntimeError("Invalid HTTP header name or value.")
         block = b"".join(lines)
