@@ -161,11 +161,11 @@ class WaitingHeads:
 
     # Holds no reference to its loop: the loop is its key in _WAITING_HEADS, which is
     # weak, and a value pointing back at its key would keep both alive.
-    __slots__ = ("_exchanges", "_scheduled")
+    __slots__ = ("_exchanges",)
 
     def __init__(self) -> None:
+        # Non-empty exactly while a sending is scheduled.
         self._exchanges: list[Exchange] = []
-        self._scheduled = False
 
     @staticmethod
     def of(loop: asyncio.AbstractEventLoop) -> WaitingHeads:
@@ -175,13 +175,11 @@ class WaitingHeads:
         return heads
 
     def add(self, exchange: Exchange, loop: asyncio.AbstractEventLoop) -> None:
-        self._exchanges.append(exchange)
-        if not self._scheduled:
-            self._scheduled = True
+        if not self._exchanges:
             loop.call_soon(self._send_all)
+        self._exchanges.append(exchange)
 
     def _send_all(self) -> None:
-        self._scheduled = False
         exchanges, self._exchanges = self._exchanges, []
         for exchange in exchanges:
             exchange.flush_head()
