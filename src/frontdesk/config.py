@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from enum import StrEnum
 from functools import cached_property
-from typing import Annotated
+from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from frontdesk.errors import ConfigurationError
 from frontdesk.ratelimit import parse_rate_limit
@@ -43,13 +43,20 @@ def _split_list(value: object) -> object:
     return value
 
 
-CommaList = Annotated[list[str], NoDecode]
+ENV_PREFIX = "FRONTDESK_"
 
 
-class Settings(BaseSettings):
-    """Everything an operator can set. Every URL the service writes is built from ``base_url``."""
+class Settings(BaseModel):
+    """Everything an operator can set. Every URL the service writes is built from ``base_url``.
 
-    model_config = SettingsConfigDict(env_prefix="FRONTDESK_", extra="ignore", frozen=True)
+    ``Settings()`` reads ``FRONTDESK_<FIELD>`` variables (names in any case); values given
+    as arguments win over the environment. A plain pydantic model reading ``os.environ``
+    itself, not pydantic-settings: its sources (dotenv, CLI, secrets directories), none of
+    which Frontdesk offers, cost every worker 4-5 MB of memory.
+    """
+
+    # Defaults go through the validators too, as an operator's values do.
+    model_config = ConfigDict(extra="ignore", frozen=True, validate_default=True)
 
     env: Environment = Environment.DEVELOPMENT
     base_url: str = "http://127.0.0.1:8000"
@@ -60,7 +67,7 @@ class Settings(BaseSettings):
     redis_url: str | None = None
     # The first key signs; every key verifies, so a new key can be rolled in without
     # ending the sessions signed with the old one.
-    secret_keys: CommaList = Field(default_factory=lambda: [DEV_SECRET_KEY])
+    secret_keys: list[str] = Field(default_factory=lambda: [DEV_SECRET_KEY])
     session_ttl_seconds: int = Field(default=24 * 3600, gt=0)
     # How long a company's definition is served from memory before it is read again;
     # changes made with `frontdesk companies apply` reach every instance within this time.
@@ -71,18 +78,21 @@ class Settings(BaseSettings):
     # Per client address on client registration: stricter, as registrations are stored.
     registration_rate_limit: str = "20/minute"
     # Clients whose X-Forwarded-For we believe (the load balancers in front of us).
-    trusted_proxies: CommaList = Field(default_factory=list)
+    trusted_proxies: list[str] = Field(default_factory=list)
     # Networks a company's backend may resolve to besides public addresses (SSRF guard),
     # e.g. "10.0.0.0/8" for backends inside the operator's own network.
-    backend_allowed_networks: CommaList = Field(default_factory=list)
+    backend_allowed_networks: list[str] = Field(default_factory=list)
     # Hosts accepted in addition to the base URL's own (DNS-rebinding protection).
-    allowed_hosts: CommaList = Field(default_factory=list)
-    cors_origins: CommaList = Field(default_factory=lambda: ["*"])
+    allowed_hosts: list[str] = Field(default_factory=list)
+    cors_origins: list[str] = Field(default_factory=lambda: ["*"])
     seed_demo: bool | None = None
     auto_migrate: bool = True
     log_level: str = "INFO"
     log_json: bool = True
     access_log: bool = True
+
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**{**_from_environment(), **values})
 
     _split = field_validator(
         "secret_keys",
@@ -174,3 +184,16 @@ class Settings(BaseSettings):
 
     def issuer(self, tenant_key: str) -> str:
         return f"{self.base_url}/v1/{tenant_key}/oauth"
+
+
+def _from_environment() -> dict[str, str]:
+    """The ``FRONTDESK_*`` variables that name a setting, keyed by the setting's name."""
+    fields = Settings.model_fields
+    found: dict[str, str] = {}
+    for name, value in os.environ.items():
+        upper = name.upper()
+        if upper.startswith(ENV_PREFIX):
+            field = upper.removeprefix(ENV_PREFIX).lower()
+            if field in fields:
+                found[field] = value
+    return found
