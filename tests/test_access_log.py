@@ -45,13 +45,14 @@ async def test_lines_wait_for_the_flush_and_keep_the_time_of_their_request(
     stream: Writes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Nothing is written per request; the flush writes each line stamped when it was
-    answered, in the shape of every other log line."""
+    answered, in the shape of every other log line, its duration in milliseconds to two
+    decimals."""
     access = AccessLog(json=True)
     now = [1_700_000_000.25]
     monkeypatch.setattr(time, "time", lambda: now[0])
-    access.write("first", "POST", "/v1/acme/mcp", 200, 0.42)
+    access.write("first", "POST", "/v1/acme/mcp", 200, 0.000_424_9)
     now[0] += 1.25
-    access.write("second", "GET", "/healthz", 503, 1.0)
+    access.write("second", "GET", "/healthz", 503, 0.000_999_6)
     now[0] += 30
     assert stream.writes == []
     access.flush()
@@ -82,7 +83,7 @@ async def test_lines_wait_for_the_flush_and_keep_the_time_of_their_request(
 async def test_pending_lines_are_written_within_the_flush_interval(stream: Writes) -> None:
     """A quiet worker still writes its last lines, FLUSH_SECONDS after the first of them."""
     access = AccessLog(json=True)
-    access.write("late", "POST", "/v1/acme/mcp", 200, 0.1)
+    access.write("late", "POST", "/v1/acme/mcp", 200, 0.000_1)
     await asyncio.sleep(AccessLog.FLUSH_SECONDS * 3)
     assert [line["request_id"] for line in lines_of(stream)] == ["late"]
 
@@ -91,7 +92,7 @@ async def test_a_busy_worker_writes_every_max_pending_lines(stream: Writes) -> N
     """Lines held in memory stay bounded however fast requests come."""
     access = AccessLog(json=True)
     for number in range(AccessLog.MAX_PENDING):
-        access.write(f"r{number}", "POST", "/v1/acme/mcp", 200, 0.1)
+        access.write(f"r{number}", "POST", "/v1/acme/mcp", 200, 0.000_1)
     assert len(lines_of(stream)) == AccessLog.MAX_PENDING
     access.flush()
 
@@ -102,7 +103,7 @@ async def test_each_write_holds_whole_lines_within_pipe_buf(stream: Writes) -> N
     access = AccessLog(json=True)
     pending = [f"request-{number:04d}" for number in range(AccessLog.MAX_PENDING - 1)]
     for request_id in pending:
-        access.write(request_id, "POST", "/v1/acme/mcp", 200, 0.1)
+        access.write(request_id, "POST", "/v1/acme/mcp", 200, 0.000_1)
     assert stream.writes == []
     access.flush()
     assert len(stream.writes) > 1
@@ -115,5 +116,5 @@ async def test_each_write_holds_whole_lines_within_pipe_buf(stream: Writes) -> N
 def test_outside_an_event_loop_a_line_is_written_at_once(stream: Writes) -> None:
     """With no loop to schedule the flush on (a script, a test), nothing waits."""
     access = AccessLog(json=True)
-    access.write("now", "GET", "/", 200, 0.1)
+    access.write("now", "GET", "/", 200, 0.000_1)
     assert [line["request_id"] for line in lines_of(stream)] == ["now"]

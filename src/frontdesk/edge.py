@@ -162,9 +162,7 @@ class Edge:
         self._metrics.record(route, scope["method"], status, elapsed)
         if self._access_log is not None:
             # The path only: query strings can carry codes and state that must not be logged.
-            self._access_log.write(
-                request_id, scope["method"], scope["path"], status, round(elapsed * 1000, 2)
-            )
+            self._access_log.write(request_id, scope["method"], scope["path"], status, elapsed)
 
 
 async def with_edge_headers(

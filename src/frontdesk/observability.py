@@ -100,17 +100,20 @@ class AccessLog:
         # The same destination as every other line: the configured logger, unprocessed.
         self._raw = structlog.get_config()["logger_factory"]()
         self._writes_bytes = isinstance(self._raw, structlog.BytesLogger)
-        # (wall-clock time, request id, method, path, status, duration in ms) per request.
+        # (wall-clock time, request id, method, path, status, duration in seconds) per request.
         self._pending: list[tuple[float, str, str, str, int, float]] = []
         self._flush_timer: asyncio.TimerHandle | None = None
         self._second = -1
         self._second_text = ""
 
-    def write(self, request_id: str, method: str, path: str, status: int, ms: float) -> None:
+    def write(self, request_id: str, method: str, path: str, status: int, seconds: float) -> None:
         if not self._json:
-            self._console.info("request", method=method, path=path, status=status, duration_ms=ms)
+            duration_ms = _milliseconds(seconds)
+            self._console.info(
+                "request", method=method, path=path, status=status, duration_ms=duration_ms
+            )
             return
-        self._pending.append((time.time(), request_id, method, path, status, ms))
+        self._pending.append((time.time(), request_id, method, path, status, seconds))
         if len(self._pending) >= self.MAX_PENDING:
             self.flush()
         elif self._flush_timer is None:
@@ -130,13 +133,13 @@ class AccessLog:
         pending, self._pending = self._pending, []
         chunk: list[bytes] = []
         size = 0
-        for when, request_id, method, path, status, ms in pending:
+        for when, request_id, method, path, status, seconds in pending:
             line = orjson.dumps(
                 {
                     "method": method,
                     "path": path,
                     "status": status,
-                    "duration_ms": ms,
+                    "duration_ms": _milliseconds(seconds),
                     "event": "request",
                     "request_id": request_id,
                     "level": "info",
@@ -165,6 +168,12 @@ class AccessLog:
         # %-formatting truncates the microseconds itself, a third faster than int() in an
         # f-string.
         return "%s.%06dZ" % (self._second_text, (now - second) * 1_000_000)  # noqa: UP031
+
+
+def _milliseconds(seconds: float) -> float:
+    """A duration in milliseconds to two decimals: the same figure as ``round(ms, 2)``
+    but for halves, in a quarter of its time (round with digits formats the float)."""
+    return int(seconds * 100_000 + 0.5) / 100
 
 
 # Prometheus's text exposition format, version 0.0.4.
