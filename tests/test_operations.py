@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -10,10 +11,12 @@ from typing import Any
 
 import anyio
 import pytest
+import uvicorn
 
 from frontdesk import operations
 from frontdesk.config import Settings
-from frontdesk.errors import DatabaseNotReady
+from frontdesk.errors import CannotListen, DatabaseNotReady
+from frontdesk.listener import SpreadListener
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.database import Database
 
@@ -25,20 +28,33 @@ def test_serve_migrates_and_seeds_before_workers_and_tells_them_not_to(
     settings = make_settings(seed_demo=True)
     seen: dict[str, Any] = {}
 
-    def fake_run(*_args: Any, **options: Any) -> None:
-        seen["workers"] = options["workers"]
-        seen["ws"] = options["ws"]
-        seen["auto_migrate"] = os.environ.get("FRONTDESK_AUTO_MIGRATE")
-        seen["seed_demo"] = os.environ.get("FRONTDESK_SEED_DEMO")
+    class Supervisor:
+        def __init__(self, config: uvicorn.Config, sockets: list[socket.socket]) -> None:
+            seen["workers"] = config.workers
+            seen["ws"] = config.ws
+            seen["sockets"] = [type(sock) for sock in sockets]
+            seen["auto_migrate"] = os.environ.get("FRONTDESK_AUTO_MIGRATE")
+            seen["seed_demo"] = os.environ.get("FRONTDESK_SEED_DEMO")
 
-    monkeypatch.setattr("uvicorn.run", fake_run)
+        def run(self) -> None:
+            pass
+
+    monkeypatch.setattr(operations, "Multiprocess", Supervisor)
+    monkeypatch.setattr("uvicorn.run", _never_serve)
     # Set through monkeypatch, so that what serve writes is undone after the test.
     monkeypatch.setenv("FRONTDESK_AUTO_MIGRATE", "true")
     monkeypatch.setenv("FRONTDESK_SEED_DEMO", "true")
     operations.serve(settings, host="127.0.0.1", port=0, workers=2)
 
     # No WebSocket protocol: uvicorn's "auto" loads the websockets package into every worker.
-    assert seen == {"workers": 2, "ws": "none", "auto_migrate": "false", "seed_demo": "false"}
+    # Each worker gets a socket of its own on the address (listener.py).
+    assert seen == {
+        "workers": 2,
+        "ws": "none",
+        "sockets": [SpreadListener],
+        "auto_migrate": "false",
+        "seed_demo": "false",
+    }
 
     async def stored_keys() -> list[str]:
         database = Database(settings.database_url)
@@ -51,7 +67,23 @@ def test_serve_migrates_and_seeds_before_workers_and_tells_them_not_to(
 
 
 def _never_serve(*_args: Any, **_options: Any) -> None:
-    pytest.fail("uvicorn started although the database was not prepared")
+    pytest.fail("uvicorn started where it should not have")
+
+
+def test_serve_refuses_a_taken_address_before_starting_workers(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With several workers the supervisor binds first: a taken port fails plainly, once."""
+    monkeypatch.setattr(operations, "Multiprocess", _never_serve)
+    monkeypatch.setenv("FRONTDESK_AUTO_MIGRATE", "false")
+    monkeypatch.setenv("FRONTDESK_SEED_DEMO", "false")
+    settings = make_settings(auto_migrate=False)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(CannotListen, match=f"cannot listen on 127.0.0.1:{port}"):
+            operations.serve(settings, host="127.0.0.1", port=port, workers=2)
 
 
 def test_serve_stops_before_serving_when_the_database_cannot_be_migrated(

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from frontdesk import operations
 from frontdesk.config import Settings
-from frontdesk.errors import ConfigurationError, DatabaseNotReady
+from frontdesk.errors import CannotListen, ConfigurationError, DatabaseNotReady
 
 T = TypeVar("T")
 
@@ -47,7 +47,7 @@ def serve(host: str, port: int, workers: int) -> None:
     """Run the service."""
     try:
         operations.serve(_settings(), host=host, port=port, workers=workers)
-    except DatabaseNotReady as error:
+    except (DatabaseNotReady, CannotListen) as error:
         raise click.ClickException(str(error)) from None
 
 

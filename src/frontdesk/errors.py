@@ -11,3 +11,7 @@ class ConfigurationError(FrontdeskError):
 
 class DatabaseNotReady(FrontdeskError):
     """The database could not be migrated or seeded, so the service does not start."""
+
+
+class CannotListen(FrontdeskError):
+    """The address to serve on cannot be bound (taken, or not this machine's)."""

@@ -152,6 +152,7 @@ def start_service(
     port: int | None = None,
     extra_env: Mapping[str, str] | None = None,
     extra_companies_files: Sequence[Path] = (),
+    workers: int = 1,
 ) -> RunningProcess:
     """Apply the test companies with the CLI, then start ``frontdesk serve`` and wait for it.
 
@@ -181,9 +182,10 @@ def start_service(
                 f" {applied.returncode}:\n{applied.stdout}{applied.stderr}"
             )
 
+    listen = ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [*command, "serve", "--host", "127.0.0.1", "--port", str(port)],
+            [*command, "serve", *listen],
             env=environment,
             cwd=workdir,
             stdin=subprocess.DEVNULL,

@@ -1,0 +1,119 @@
+"""`frontdesk serve --workers 2` as a real process: each worker listens on a socket of its
+own, and connections opened together are spread over the workers rather than all taken by
+the first to wake (listener.py). Read off /proc, as `ss -tlnp` would show it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+from tests.live.conftest import start_service
+
+CONNECTIONS = 32
+LISTEN = "0A"
+ESTABLISHED = "01"
+START_DEADLINE = 30.0
+
+
+def test_connections_opened_together_reach_every_worker(tmp_path: Path) -> None:
+    database_url = f"sqlite+aiosqlite:///{tmp_path / 'frontdesk.db'}"
+    running = start_service("sqlite", database_url, tmp_path, workers=2)
+    try:
+        port = int(running.service.base_url.rsplit(":", 1)[1])
+        workers = wait_until_every_worker_listens(running.process.pid, port, count=2)
+        clients = [answered_connection(port) for _ in range(CONNECTIONS)]
+        try:
+            sockets = tcp_sockets(port)
+            held = {pid: socket_inodes(pid) for pid in [running.process.pid, *workers]}
+        finally:
+            for client in clients:
+                client.close()
+        listening = {pid: [i for i in held[pid] if sockets.get(i) == LISTEN] for pid in held}
+        served = {pid: [i for i in held[pid] if sockets.get(i) == ESTABLISHED] for pid in held}
+
+        # One listening socket per worker, none in the supervisor: no connection can wait
+        # in a queue that nobody accepts from.
+        assert listening.pop(running.process.pid) == []
+        assert [len(inodes) for inodes in listening.values()] == [1, 1]
+        assert len({inode for inodes in listening.values() for inode in inodes}) == 2
+        assert served.pop(running.process.pid) == []
+        # Spread by a hash of each connection's addresses: both workers serve some (one
+        # taking all 32 has a chance of 2 in 2**32).
+        counts = [len(inodes) for inodes in served.values()]
+        assert sum(counts) == CONNECTIONS
+        assert min(counts) > 0, counts
+    finally:
+        assert running.stop(), running.service.output()
+
+
+def wait_until_every_worker_listens(supervisor: int, port: int, count: int) -> list[int]:
+    """The workers, once each listens: /healthz answering means only that one does."""
+    deadline = time.monotonic() + START_DEADLINE
+    while True:
+        workers = worker_pids(supervisor)
+        sockets = tcp_sockets(port)
+        listening = [
+            pid
+            for pid in workers
+            if any(sockets.get(inode) == LISTEN for inode in socket_inodes(pid))
+        ]
+        if len(listening) == count:
+            return listening
+        assert time.monotonic() < deadline, f"workers listening: {listening} of {workers}"
+        time.sleep(0.1)
+
+
+def answered_connection(port: int) -> socket.socket:
+    """A keep-alive connection that has had one request answered: accepted by a worker."""
+    client = socket.create_connection(("127.0.0.1", port), timeout=10)
+    client.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = client.recv(4096)
+        assert chunk, f"connection closed after {answer!r}"
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200 "), answer
+    return client
+
+
+def worker_pids(supervisor: int) -> list[int]:
+    """uvicorn's workers: the supervisor's children spawned by multiprocessing."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == supervisor and b"spawn_main" in command:
+            found.append(int(entry.name))
+    return found
+
+
+def socket_inodes(pid: int) -> set[int]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(int(target[len("socket:[") : -1]))
+    return inodes
+
+
+def tcp_sockets(port: int) -> dict[int, str]:
+    """IPv4 TCP sockets whose local port is ``port``: inode to state (hex, as the kernel
+    writes it)."""
+    found = {}
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local_port = int(fields[1].rsplit(":", 1)[1], 16)
+        if local_port == port:
+            found[int(fields[9])] = fields[3]
+    return found
