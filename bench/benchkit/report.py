@@ -200,7 +200,7 @@ def targets(rows: dict[str, Row]) -> list[Target]:
         worst = max(frontdesk, key=lambda row: row.rss)
         measured = f"largest: {worst.rss:.0f} MB ({worst.server.label})"
         found.append(Target("RSS ≤ 80 MB per worker after the run", measured, worst.rss <= 80))
-    for one, two in (("guest-call-pg", "guest-call-pg-2w"), ("bearer-pg", "bearer-pg-2w")):
+    for one, two in SCALING_PAIRS:
         single, double = rows.get(one), rows.get(two)
         if single and double:
             times = double.rps / single.rps
@@ -212,6 +212,35 @@ def targets(rows: dict[str, Row]) -> list[Target]:
             per_worker = row.rps / row.server.workers
             name = f"refresh grants on PostgreSQL ≥ 1,000/s per worker ({row.server.label})"
             found.append(Target(name, f"{per_worker:,.0f}/s per worker", per_worker >= 1000))
+    return found
+
+
+SCALING_PAIRS = (("guest-call-pg", "guest-call-pg-2w"), ("bearer-pg", "bearer-pg-2w"))
+
+
+@dataclass(frozen=True, slots=True)
+class ScalingBound:
+    """The most 2 workers could give over 1 on two cores that wrk shares, were a request to
+    cost each worker no more than it cost the single worker on a core of its own."""
+
+    label: str
+    server_us: float  # 1 worker's CPU per request
+    wrk_us: float  # wrk's CPU per request in the 2-worker runs, taken from the same 2 cores
+
+    @property
+    def times(self) -> float:
+        # 1 worker: 1 core / server_us. 2 workers: 2 cores / (server_us + wrk_us).
+        return 2 * self.server_us / (self.server_us + self.wrk_us)
+
+
+def scaling_bounds(rows: dict[str, Row]) -> list[ScalingBound]:
+    found = []
+    for one, two in SCALING_PAIRS:
+        single, double = rows.get(one), rows.get(two)
+        if single and double:
+            server_us = single.server_cpu / single.rps * 1e6
+            wrk_us = double.wrk_cpu / double.rps * 1e6
+            found.append(ScalingBound(single.scenario.label, server_us, wrk_us))
     return found
 
 
@@ -407,6 +436,21 @@ def render(report: Report) -> str:
                 "For scale, the bare-ASGI ceiling itself gives "
                 f"**{scaling:.2f}×** its 1-worker figure with 2 workers on this machine, "
                 "where wrk shares the two cores with the workers.",
+                "",
+            ]
+        bounds = scaling_bounds(by_key)
+        if bounds:
+            lines += [
+                "What 2 workers could give at most here, were each request to cost a worker "
+                "no more than it cost the single worker (its CPU per request, c), with wrk "
+                "taking its own CPU per request (w, from the 2-worker runs) from the same two "
+                "cores: 2c ÷ (c + w). "
+                + "; ".join(
+                    f"{bound.label}: c {bound.server_us:.1f} µs, w {bound.wrk_us:.1f} µs, "
+                    f"at most **{bound.times:.2f}×**"
+                    for bound in bounds
+                )
+                + ". A cheaper request lowers this bound: the target favours slower servers.",
                 "",
             ]
     if report.profiles:
