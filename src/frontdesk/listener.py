@@ -11,8 +11,9 @@ against 32,800 for 1).
 
 With ``SO_REUSEPORT`` each worker has a socket and an accept queue of its own, and Linux
 picks the queue by a hash of each connection's addresses, whatever the timing: even on
-average (32 connections over 2 workers split about 16 ± 3). The supervisor still binds first, so a taken port fails at once and port 0
-resolves to one port for all; its socket never listens, so no connection waits on it.
+average (32 connections over 2 workers split about 16 ± 3). The supervisor still binds
+first, so a taken port fails at once and port 0 resolves to one port for all; its socket
+never listens, so no connection waits on it.
 
 Trade-offs, as with nginx's ``reuseport``: connections still queued (not yet accepted)
 on a worker that exits are reset, and any process of the same user could join the group.
@@ -38,29 +39,24 @@ def spread_listener(host: str, port: int) -> SpreadListener:
     """Bind ``host:port`` for the supervisor (raises ``OSError`` when it is taken)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = SpreadListener(family, socket.SOCK_STREAM)
-    try:
-        _reuse(listener)
-        listener.bind((host, port))
-    except OSError:
-        listener.close()
-        raise
+    _bind_sharing_port(listener, host, port)
     return listener
 
 
 def bind_reusing_port(family: socket.AddressFamily, host: str, port: int) -> socket.socket:
     """A worker's own socket on the supervisor's address; the worker listens on it."""
     sock = socket.socket(family, socket.SOCK_STREAM)
+    _bind_sharing_port(sock, host, port)
+    return sock
+
+
+def _bind_sharing_port(sock: socket.socket, host: str, port: int) -> None:
     try:
-        _reuse(sock)
+        # SO_REUSEADDR as uvicorn sets it (a restart need not wait out TIME_WAIT), and the
+        # port shared by every socket of this user that sets SO_REUSEPORT too.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
     except OSError:
         sock.close()
         raise
-    return sock
-
-
-def _reuse(sock: socket.socket) -> None:
-    # SO_REUSEADDR as uvicorn sets it (a restart need not wait out TIME_WAIT), and the
-    # port shared by every socket of this user that sets SO_REUSEPORT too.
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
