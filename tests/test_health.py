@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -9,7 +10,7 @@ import httpx
 import pytest
 
 from frontdesk import __version__
-from frontdesk.app import create_app
+from frontdesk.app import YOUNG_GENERATION_THRESHOLD, create_app
 from frontdesk.config import Settings
 from tests.conftest import BASE_URL
 
@@ -88,3 +89,12 @@ async def test_the_index_reports_this_instances_region(
     """A us instance says so on its index."""
     async with serving(make_settings(region="us")) as client:
         assert (await client.get("/")).json()["region"] == "us"
+
+
+async def test_a_started_worker_freezes_its_start_up_heap_and_collects_young_objects_less_often(
+    client: httpx.AsyncClient,
+) -> None:
+    """What start-up loaded is out of the collector's reach, and the youngest generation
+    waits for YOUNG_GENERATION_THRESHOLD allocations, not CPython's 700."""
+    assert gc.get_freeze_count() > 0
+    assert gc.get_threshold()[0] == YOUNG_GENERATION_THRESHOLD

@@ -102,7 +102,7 @@ class Services:
                 tenant=stored.tenant_key,
                 mcp_url=self.settings.mcp_url(stored.tenant_key),
             )
-        _freeze_start_up_heap()
+        _tune_collector()
 
     async def stop(self) -> None:
         if self.access_log is not None:
@@ -112,22 +112,33 @@ class Services:
         await self.database.close()
 
 
-_heap_frozen = False
+# Net allocations of tracked objects after which the collector looks at the youngest
+# generation; CPython's default is 700. A request's objects are freed by reference counting
+# as it ends, so a young collection mostly walks requests still in flight, and under load,
+# with many in flight (a batch of 20 gathers 20 tasks), it ran so often that it took 12% of
+# a worker's CPU. Measured with a threshold of 20,000: a batch +12% throughput, a single
+# call +2.5%, RSS +0.5 MB; higher gained nothing more. Cyclic garbage waits a little longer.
+YOUNG_GENERATION_THRESHOLD = 20_000
+
+_collector_tuned = False
 
 
-def _freeze_start_up_heap() -> None:
+def _tune_collector() -> None:
     """Everything loaded by the first start (modules, the schema, compiled checks) lives as
     long as the process: moved out of the collector's reach, a full collection no longer
     walks a few hundred thousand objects that can never be garbage, which showed as
-    multi-millisecond pauses in the p99 of a loaded worker. Once per process: a frozen
+    multi-millisecond pauses in the p99 of a loaded worker. Then the youngest generation is
+    collected less often (``YOUNG_GENERATION_THRESHOLD``). Once per process: a frozen
     object that later turned into cyclic garbage would never be collected, and a test
     process starts many apps."""
-    global _heap_frozen
-    if _heap_frozen:
+    global _collector_tuned
+    if _collector_tuned:
         return
-    _heap_frozen = True
+    _collector_tuned = True
     gc.collect()
     gc.freeze()
+    _young, older, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_GENERATION_THRESHOLD, older, oldest)
 
 
 def _grant_repository(database: Database) -> GrantRepository:
