@@ -82,10 +82,8 @@ class FrontdeskHttpProtocol(HttpToolsProtocol):
     def _start_asgi_task(self, exchange: Exchange, app: ASGI3Application) -> None:  # type: ignore[override]
         # As uvicorn starts a request, less the done-callback it adds to drop the task from
         # ``tasks``: that is one more turn of the loop per request. ``run_asgi`` drops it.
-        if self.config.reset_contextvars:
-            task = self.loop.create_task(exchange.run_asgi(app), context=contextvars.Context())
-        else:
-            task = self.loop.create_task(exchange.run_asgi(app))
+        context = contextvars.Context() if self.config.reset_contextvars else None
+        task = self.loop.create_task(exchange.run_asgi(app), context=context)
         exchange.task = task
         self.tasks.add(task)
 
