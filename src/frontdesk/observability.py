@@ -30,8 +30,29 @@ def add_request_id(
     return event_dict
 
 
-def _orjson_text(value: Any, **_options: Any) -> str:
-    return orjson.dumps(value).decode()
+class _CurrentStderr:
+    """Whatever ``sys.stderr`` is when a line is written, not what it was when logging was
+    configured.
+
+    structlog's loggers keep the stream they were made with, and ours are cached on first
+    use: a stream swapped in later (a test's output capture, an application embedding this
+    one) would otherwise never see a line, and one swapped out and closed would fail every
+    write after. JSON lines come rendered as bytes (orjson) and go to the stream's buffer
+    when it has one (a real stderr), decoded when it has not; console lines are text.
+    """
+
+    def write(self, data: bytes | str) -> None:
+        stream = sys.stderr
+        if isinstance(data, bytes):
+            buffer = getattr(stream, "buffer", None)
+            if buffer is not None:
+                buffer.write(data)
+                return
+            data = data.decode()
+        stream.write(data)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def configure_logging(level: str = "INFO", json: bool = True) -> None:
@@ -42,31 +63,20 @@ def configure_logging(level: str = "INFO", json: bool = True) -> None:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.format_exc_info,
     ]
-    wrapper = structlog.make_filtering_bound_logger(logging.getLevelName(level.upper()))
+    stream = _CurrentStderr()
+    logger_factory: structlog.BytesLoggerFactory | structlog.PrintLoggerFactory
     if json:
         # orjson renders a line several times faster than the standard library, and a line
-        # is written on every request. Bytes go straight to the stream's buffer when it has
-        # one (a real stderr); a text-only stream (a test's capture) gets the decoded line.
-        buffer = getattr(sys.stderr, "buffer", None)
-        if buffer is not None:
-            structlog.configure(
-                processors=[*processors, structlog.processors.JSONRenderer(orjson.dumps)],
-                wrapper_class=wrapper,
-                logger_factory=structlog.BytesLoggerFactory(buffer),
-                cache_logger_on_first_use=True,
-            )
-            return
-        structlog.configure(
-            processors=[*processors, structlog.processors.JSONRenderer(_orjson_text)],
-            wrapper_class=wrapper,
-            logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-            cache_logger_on_first_use=True,
-        )
-        return
+        # is written on every request.
+        processors.append(structlog.processors.JSONRenderer(orjson.dumps))
+        logger_factory = structlog.BytesLoggerFactory(stream)  # type: ignore[arg-type]
+    else:
+        processors.append(structlog.dev.ConsoleRenderer(colors=False))
+        logger_factory = structlog.PrintLoggerFactory(stream)  # type: ignore[arg-type]
     structlog.configure(
-        processors=[*processors, structlog.dev.ConsoleRenderer(colors=False)],
-        wrapper_class=wrapper,
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        logger_factory=logger_factory,
         cache_logger_on_first_use=True,
     )
 

@@ -5,7 +5,6 @@ through structlog or the standard library, is searched for every secret it hande
 
 from __future__ import annotations
 
-import io
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -30,11 +29,17 @@ pytestmark = pytest.mark.anyio
 class Captured:
     """Every line logged while the test runs."""
 
-    structlog_stream: io.StringIO = field(default_factory=io.StringIO)
+    stderr: pytest.CaptureFixture[str]
     records: list[str] = field(default_factory=list)
+    written: str = ""
+
+    def structlog_output(self) -> str:
+        """What the service wrote to stderr (where structlog writes) so far."""
+        self.written += self.stderr.readouterr().err
+        return self.written
 
     def lines(self) -> list[str]:
-        return [*self.structlog_stream.getvalue().splitlines(), *self.records]
+        return [*self.structlog_output().splitlines(), *self.records]
 
 
 class _Keep(logging.Handler):
@@ -61,13 +66,15 @@ def _structlog_modules() -> Iterator[ModuleType]:
 
 
 @pytest.fixture
-def captured(monkeypatch: pytest.MonkeyPatch) -> Iterator[Captured]:
+def captured(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Iterator[Captured]:
     """structlog's output and every stdlib record from DEBUG up, for this test only."""
-    captured = Captured()
-    # configure_logging (run by create_app) prints to whatever sys.stderr is then.
-    monkeypatch.setattr(sys, "stderr", captured.structlog_stream)
+    # structlog writes to whatever sys.stderr is when a line is written: capsys's here.
+    captured = Captured(capsys)
     for module in _structlog_modules():
-        # Module loggers cache their configuration on first use: fresh ones take ours.
+        # Module loggers cache their configuration (its level) on first use: fresh ones
+        # take ours.
         monkeypatch.setattr(module, "log", structlog.get_logger(module.__name__))
     root = logging.getLogger()
     handler = _Keep(captured)
@@ -115,7 +122,7 @@ async def test_a_whole_sign_in_leaves_no_secret_in_any_log_line(
     lines = captured.lines()
     assert any("canary-structlog-0f1e" in line for line in lines)
     assert any("canary-stdlib-9a8b" in line for line in lines)
-    structlog_lines = captured.structlog_stream.getvalue()
+    structlog_lines = captured.structlog_output()
     # The capture saw the service talk: access lines, events, and stdlib records.
     assert '"event":"request"' in structlog_lines
     assert '"event":"tokens_issued"' in structlog_lines
