@@ -111,7 +111,7 @@ def test_an_output_schema_must_describe_an_object_too() -> None:
 def test_an_invalid_json_schema_is_refused_whether_applied_or_read_back(
     context: object,
 ) -> None:
-    """A stored row edited by hand is refused too, though checked by jsonschema-rs then."""
+    """A stored row edited by hand is refused too, though not checked by the library then."""
     schema = {"type": "object", "properties": {"colour": {"type": "no-such-type"}}}
     with pytest.raises(ValidationError, match="is not a valid JSON Schema") as caught:
         CompanyDefinition.model_validate(

@@ -12,7 +12,6 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-import jsonschema_rs
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -26,6 +25,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from frontdesk.config import LOOPBACK_HOSTS, Region
 from frontdesk.ratelimit import parse_rate_limit
+from frontdesk.schemas import InvalidSchema, SchemaCheck
 
 TENANT_KEY_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
 # MCP 2025-11-25: tool names are 1-128 characters of letters, digits, '_', '-' and '.'.
@@ -95,12 +95,12 @@ def _check_json_schema(
         raise ValueError('must be a JSON Schema whose "type" is "object"')
     if info.context is FROM_STORE:
         # Applying checked this schema with the jsonschema library, for its precise messages.
-        # Read back, it is compiled by jsonschema-rs, as serving it will be: a serving worker
-        # then never loads the jsonschema library and its dependencies (~3 MB a worker).
+        # Read back, it is compiled as serving it will be (frontdesk.schemas): a serving
+        # worker then never loads the jsonschema library and its dependencies.
         try:
-            jsonschema_rs.Draft202012Validator(schema)
-        except jsonschema_rs.ValidationError as error:
-            raise ValueError(f"is not a valid JSON Schema: {error.message}") from None
+            SchemaCheck(schema)
+        except InvalidSchema as error:
+            raise ValueError(f"is not a valid JSON Schema: {error}") from None
         return schema
     # Imported here: only a companies file being applied (or a test) gets this far.
     from jsonschema import Draft202012Validator
