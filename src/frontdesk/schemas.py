@@ -167,10 +167,19 @@ def _valid(_instance: Any) -> Problem | None:
 
 
 def _in_sequence(checks: list[Check]) -> Check:
+    """The checks one after the other; the first problem found is the answer. Up to three
+    (nearly every schema) are chained by ``or`` rather than looped over, which takes a
+    third off a valid call: a Problem is always true."""
     if not checks:
         return _valid
     if len(checks) == 1:
         return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda instance: first(instance) or second(instance)
+    if len(checks) == 3:
+        first, second, third = checks
+        return lambda instance: first(instance) or second(instance) or third(instance)
 
     def check(instance: Any) -> Problem | None:
         for one in checks:
