@@ -271,6 +271,7 @@ def test_an_instance_nested_beyond_the_stack_is_refused_not_crashed() -> None:
         {"pattern": "("},
         {"anyOf": []},
         {"$ref": "#/$defs/missing"},
+        {"properties": {"a": {"$ref": "https://example.com/a.json"}}},
         {"uniqueItems": "yes"},
     ],
 )

@@ -9,7 +9,7 @@ patterns, enums, the combinators, ``$ref`` into ``$defs``), and that part is com
 Why not a library: jsonschema-rs checked as fast, but its 15 MB of code, mapped as it
 runs, cost every worker about 10 MB of RSS; the jsonschema library costs as much memory
 and tens of microseconds a call. It still checks what this module does not compile (the
-dynamic and unevaluated keywords, a ``$ref`` beyond this document, a nested ``$id``): such
+dynamic and unevaluated keywords, anchors, a nested ``$id``): such
 a schema is checked by it, loaded then. It also checks every schema as a companies file is
 applied, against the metaschema, for its precise messages (companies.definition).
 
@@ -238,7 +238,9 @@ class _Compiler:
         if not isinstance(reference, str):
             raise InvalidSchema(f"{pointer}: a $ref is a string")
         if not reference.startswith("#"):
-            raise _NotCompiled
+            # Resolving it would mean fetching it, at a URL the company chose, while a
+            # worker serves: a tool's schema refers only within itself.
+            raise InvalidSchema(f"{pointer}: {reference} is outside this schema")
         target: Any = self._root
         fragment = reference[1:]
         if fragment and not fragment.startswith("/"):

@@ -120,6 +120,19 @@ def test_an_invalid_json_schema_is_refused_whether_applied_or_read_back(
     assert locations(caught.value) == [("tools", 0, "input_schema")]
 
 
+@pytest.mark.parametrize("context", [None, FROM_STORE], ids=["applied", "read back"])
+def test_a_schema_referring_to_nothing_is_refused_whether_applied_or_read_back(
+    context: object,
+) -> None:
+    """The metaschema lets a $ref to a missing definition pass; serving could not use it."""
+    schema = {"type": "object", "properties": {"colour": {"$ref": "#/$defs/colour"}}}
+    with pytest.raises(ValidationError, match="points at nothing") as caught:
+        CompanyDefinition.model_validate(
+            company(tools=[tool(input_schema=schema)]), context=context
+        )
+    assert locations(caught.value) == [("tools", 0, "input_schema")]
+
+
 def test_a_resource_uri_needs_a_scheme() -> None:
     """A resource URI is absolute, so clients can tell one company's resources apart."""
     with pytest.raises(ValidationError) as caught:

@@ -93,23 +93,24 @@ def _check_json_schema(
         return None
     if schema.get("type") != "object":
         raise ValueError('must be a JSON Schema whose "type" is "object"')
-    if info.context is FROM_STORE:
-        # Applying checked this schema with the jsonschema library, for its precise messages.
-        # Read back, it is compiled as serving it will be (frontdesk.schemas): a serving
-        # worker then never loads the jsonschema library and its dependencies.
-        try:
-            SchemaCheck(schema)
-        except InvalidSchema as error:
-            raise ValueError(f"is not a valid JSON Schema: {error}") from None
-        return schema
-    # Imported here: only a companies file being applied (or a test) gets this far.
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
+    if info.context is not FROM_STORE:
+        # Applying: the jsonschema library checks the schema against the metaschema, for its
+        # precise messages. Imported here: only a companies file being applied (or a test)
+        # gets this far, so a serving worker never loads the library and its dependencies.
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
 
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as error:
+            raise ValueError(f"is not a valid JSON Schema: {error.message}") from None
+    # Compiled as serving will compile it (frontdesk.schemas): read back, that is the whole
+    # check; applied, it also refuses what the metaschema lets pass and serving could not
+    # (a $ref to nothing), when the company is applied rather than when it is served.
     try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as error:
-        raise ValueError(f"is not a valid JSON Schema: {error.message}") from None
+        SchemaCheck(schema)
+    except InvalidSchema as error:
+        raise ValueError(f"is not a valid JSON Schema: {error}") from None
     return schema
 
 
