@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -239,6 +240,32 @@ def test_the_path_runs_through_nested_members_and_items() -> None:
     schema = {"properties": {"items": {"items": {"properties": {"n": {"type": "integer"}}}}}}
     problem = SchemaCheck(schema).problem({"items": [{"n": 1}, {"n": "two"}]})
     assert problem == 'items/1/n: "two" is not of type "integer"'
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"pattern": "^(a+)+$"},
+        {"propertyNames": {"pattern": "^(a|aa)+$"}},
+        {"patternProperties": {"^(a+)+$": {"type": "integer"}}},
+    ],
+)
+def test_a_pattern_that_backtracks_badly_takes_no_time(schema: Json) -> None:
+    """A pattern Python's re would take minutes on: a caller's string cannot hold a worker."""
+    check = SchemaCheck(schema)
+    started = time.perf_counter()
+    # 27 characters: about 4 s for re on the first pattern, each more doubling it.
+    for instance in ("a" * 27 + "!", {"a" * 27 + "!": 1}):
+        check.problem(instance)
+    assert time.perf_counter() - started < 0.5
+
+
+def test_a_pattern_only_python_takes_is_still_searched() -> None:
+    """Lookaround and backreferences are beyond RE2: Python's re searches those."""
+    check = SchemaCheck({"pattern": "^(?!admin)(\\w)\\1"})
+    assert check.problem("aab") is None
+    assert check.problem("ab") is not None
+    assert check.problem("admin") is not None
 
 
 def test_a_long_value_is_quoted_shortened() -> None:

@@ -15,9 +15,10 @@ applied, against the metaschema, for its precise messages (companies.definition)
 
 What the keywords mean follows the 2020-12 specification: ``format`` and the ``content*``
 keywords are annotations, not checks; numbers equal by value (``1`` and ``1.0``) and
-``true`` is not ``1``; lengths count code points. ``pattern`` is a Python regular
-expression searched anywhere in the string, as the jsonschema library does, where the
-specification names ECMA-262's dialect (the two agree on what schemas commonly use).
+``true`` is not ``1``; lengths count code points. ``pattern`` must be a Python regular
+expression, as the jsonschema library has it (the specification names ECMA-262's dialect;
+the two agree on what schemas commonly use), and is searched by RE2 where RE2 takes it,
+in time linear in the string (see ``_pattern``).
 """
 
 from __future__ import annotations
@@ -290,13 +291,37 @@ def _strings(value: Any, pointer: str) -> list[str]:
     return value
 
 
-def _pattern(value: Any, pointer: str) -> re.Pattern[str]:
+Search = Callable[[str], object]
+
+
+def _pattern(value: Any, pointer: str) -> Search:
+    """The pattern's search: by RE2 where RE2 takes the pattern, else by Python's re.
+
+    A company writes the pattern and any caller the string it is searched in. Python's re
+    backtracks, so a pattern like ``^(a+)+$`` and a string of a few dozen characters could
+    hold the worker, and every company it serves, for minutes; RE2 takes time linear in
+    the string. RE2 refuses lookaround and backreferences, rare in tool schemas: those
+    are left to re. The pattern must be one re takes, as the jsonschema library has it.
+    """
     if not isinstance(value, str):
         raise InvalidSchema(f"{pointer}: must be a string")
     try:
-        return re.compile(value)
+        backtracking = re.compile(value)
     except re.error as error:
         raise InvalidSchema(f"{pointer}: not a regular expression ({error})") from None
+    return _linear_time_search(value) or backtracking.search
+
+
+def _linear_time_search(pattern: str) -> Search | None:
+    # Loaded with the first pattern: most tool schemas have none.
+    import re2  # type: ignore[import-untyped]
+
+    options = re2.Options()
+    options.log_errors = False  # a refused pattern is an answer here, not an error
+    try:
+        return cast(Search, re2.compile(pattern, options).search)
+    except re2.error:
+        return None
 
 
 # --- any instance
@@ -464,8 +489,8 @@ def _object_members(
                 if problem is not None:
                     return problem.at(name)
             matches = False
-            for pattern, sub in matched:
-                if pattern.search(name):
+            for search, sub in matched:
+                if search(name):
                     matches = True
                     problem = sub(member)
                     if problem is not None:
@@ -629,10 +654,10 @@ def _contains(compiler: _Compiler, schema: dict[str, Any], value: Any, pointer: 
 
 
 def _string_pattern(_c: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> Check:
-    pattern = _pattern(value, pointer)
+    search = _pattern(value, pointer)
 
     def check(instance: Any) -> Problem | None:
-        if isinstance(instance, str) and not pattern.search(instance):
+        if isinstance(instance, str) and not search(instance):
             return Problem(f"{_quoted(instance)} does not match {_quoted(value)}")
         return None
 
