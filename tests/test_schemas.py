@@ -157,6 +157,10 @@ SCHEMAS: list[Json] = [
         "$ref": "#/$defs/list",
     },
     {"properties": {"a": {"type": "string"}, "b": {"$ref": "#/properties/a"}}},
+    {
+        "$defs": {"a b": {"type": "integer"}, "c/d": {"type": "string"}},
+        "properties": {"a": {"$ref": "#/$defs/a%20b"}, "b": {"$ref": "#/$defs/c~1d"}},
+    },
     {"$defs": {"x": {"type": "string"}}, "$ref": "#/$defs/x", "minLength": 2},
     # Annotations and keywords of other vocabularies change nothing.
     {

@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sized
 from typing import Any, cast
+from urllib.parse import unquote
 
 import orjson
 
@@ -247,7 +248,8 @@ class _Compiler:
         if fragment and not fragment.startswith("/"):
             raise _NotCompiled  # an anchor's name
         for raw in fragment.split("/")[1:]:
-            part = raw.replace("~1", "/").replace("~0", "~")
+            # A URI fragment: percent-decoded first, then the pointer's own escapes.
+            part = unquote(raw).replace("~1", "/").replace("~0", "~")
             if isinstance(target, dict) and part in target:
                 target = target[part]
             elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
