@@ -9,9 +9,9 @@ patterns, enums, the combinators, ``$ref`` into ``$defs``), and that part is com
 Why not a library: jsonschema-rs checked as fast, but its 15 MB of code, mapped as it
 runs, cost every worker about 10 MB of RSS; the jsonschema library costs as much memory
 and tens of microseconds a call. It still checks what this module does not compile (the
-dynamic and unevaluated keywords, anchors, a nested ``$id``): such
-a schema is checked by it, loaded then. It also checks every schema as a companies file is
-applied, against the metaschema, for its precise messages (companies.definition).
+dynamic and unevaluated keywords, anchors, a nested ``$id``), loaded only then, and every
+schema as a companies file is applied, against the metaschema, for its precise messages
+(companies.definition).
 
 What the keywords mean follows the 2020-12 specification: ``format`` and the ``content*``
 keywords are annotations, not checks; numbers equal by value (``1`` and ``1.0``) and
@@ -151,17 +151,18 @@ def _json_type_is(value: Any, name: str) -> bool:
     return value is None  # "null"
 
 
-def _json_equal(one: Any, other: Any) -> bool:
-    """Equality as JSON Schema has it: 1 equals 1.0, true is not 1, and so on inside."""
-    if isinstance(one, bool) or isinstance(other, bool):
-        return isinstance(one, bool) and isinstance(other, bool) and one == other
-    if _is_number(one) and _is_number(other):
-        return bool(one == other)
-    if isinstance(one, list) and isinstance(other, list):
-        return len(one) == len(other) and all(map(_json_equal, one, other))
-    if isinstance(one, dict) and isinstance(other, dict):
-        return one.keys() == other.keys() and all(_json_equal(one[k], other[k]) for k in one)
-    return type(one) is type(other) and bool(one == other)
+def _canonical(value: Any) -> Any:
+    """A hashable stand-in for a JSON value, equal to another's exactly when JSON Schema
+    has the two values equal: 1 and 1.0 are (as in Python), true and 1 are not (unlike
+    Python), and so on inside arrays and objects. enum, const and uniqueItems compare these,
+    by hashing: a set, not a comparison of every pair."""
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, list):
+        return ("array", tuple(map(_canonical, value)))
+    if isinstance(value, dict):
+        return ("object", frozenset((name, _canonical(item)) for name, item in value.items()))
+    return value
 
 
 def _valid(_instance: Any) -> Problem | None:
@@ -233,9 +234,6 @@ class _Compiler:
                     checks.append(found)
         return _in_sequence(checks)
 
-    def subschema(self, schema: Any, pointer: str) -> Check:
-        return self.compile(schema, pointer)
-
     def reference(self, reference: Any, pointer: str) -> Check:
         if not isinstance(reference, str):
             raise InvalidSchema(f"{pointer}: a $ref is a string")
@@ -281,10 +279,11 @@ def _number(value: Any, pointer: str) -> int | float:
     return cast(int | float, value)
 
 
-def _schemas(value: Any, pointer: str) -> list[Any]:
+def _each(compiler: _Compiler, value: Any, pointer: str) -> list[Check]:
+    """allOf, anyOf, oneOf and prefixItems: a non-empty array of schemas, each compiled."""
     if not isinstance(value, list) or not value:
         raise InvalidSchema(f"{pointer}: must be a non-empty array of schemas")
-    return value
+    return [compiler.compile(schema, f"{pointer}/{index}") for index, schema in enumerate(value)]
 
 
 def _strings(value: Any, pointer: str) -> list[str]:
@@ -363,20 +362,21 @@ def _type(_c: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> Check:
 def _enum(_c: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> Check:
     if not isinstance(value, list):
         raise InvalidSchema(f"{pointer}: must be an array")
-    allowed = value
+    allowed = {_canonical(one) for one in value}
 
     def check(instance: Any) -> Problem | None:
-        for one in allowed:
-            if _json_equal(instance, one):
-                return None
-        return Problem(f"{_quoted(instance)} is not one of {_quoted(allowed)}")
+        if _canonical(instance) in allowed:
+            return None
+        return Problem(f"{_quoted(instance)} is not one of {_quoted(value)}")
 
     return check
 
 
 def _const(_c: _Compiler, _s: dict[str, Any], value: Any, _pointer: str) -> Check:
+    expected = _canonical(value)
+
     def check(instance: Any) -> Problem | None:
-        if _json_equal(instance, value):
+        if _canonical(instance) == expected:
             return None
         return Problem(f"{_quoted(value)} was expected")
 
@@ -388,13 +388,11 @@ def _ref(compiler: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> C
 
 
 def _all_of(compiler: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> Check:
-    schemas = _schemas(value, pointer)
-    return _in_sequence([compiler.subschema(s, f"{pointer}/{i}") for i, s in enumerate(schemas)])
+    return _in_sequence(_each(compiler, value, pointer))
 
 
 def _any_of(compiler: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> Check:
-    schemas = _schemas(value, pointer)
-    checks = [compiler.subschema(s, f"{pointer}/{i}") for i, s in enumerate(schemas)]
+    checks = _each(compiler, value, pointer)
 
     def check(instance: Any) -> Problem | None:
         for one in checks:
@@ -406,8 +404,7 @@ def _any_of(compiler: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -
 
 
 def _one_of(compiler: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> Check:
-    schemas = _schemas(value, pointer)
-    checks = [compiler.subschema(s, f"{pointer}/{i}") for i, s in enumerate(schemas)]
+    checks = _each(compiler, value, pointer)
 
     def check(instance: Any) -> Problem | None:
         valid = sum(1 for one in checks if one(instance) is None)
@@ -421,7 +418,7 @@ def _one_of(compiler: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -
 
 
 def _not(compiler: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> Check:
-    inner = compiler.subschema(value, pointer)
+    inner = compiler.compile(value, pointer)
 
     def check(instance: Any) -> Problem | None:
         if inner(instance) is None:
@@ -434,10 +431,10 @@ def _not(compiler: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> C
 def _if(compiler: _Compiler, schema: dict[str, Any], value: Any, pointer: str) -> Check | None:
     if "then" not in schema and "else" not in schema:
         return None
-    condition = compiler.subschema(value, pointer)
+    condition = compiler.compile(value, pointer)
     base = pointer.rsplit("/", 1)[0]
-    then = compiler.subschema(schema.get("then", True), f"{base}/then")
-    otherwise = compiler.subschema(schema.get("else", True), f"{base}/else")
+    then = compiler.compile(schema.get("then", True), f"{base}/then")
+    otherwise = compiler.compile(schema.get("else", True), f"{base}/else")
 
     def check(instance: Any) -> Problem | None:
         return then(instance) if condition(instance) is None else otherwise(instance)
@@ -463,13 +460,13 @@ def _object_members(
     if not isinstance(properties, dict) or not isinstance(patterns, dict):
         raise InvalidSchema(f"{base}: properties and patternProperties are objects")
     named = {
-        name: compiler.subschema(sub, f"{base}/properties/{_escaped(name)}")
+        name: compiler.compile(sub, f"{base}/properties/{_escaped(name)}")
         for name, sub in properties.items()
     }
     matched = [
         (
             _pattern(pattern, f"{base}/patternProperties"),
-            compiler.subschema(sub, f"{base}/patternProperties/{_escaped(pattern)}"),
+            compiler.compile(sub, f"{base}/patternProperties/{_escaped(pattern)}"),
         )
         for pattern, sub in patterns.items()
     ]
@@ -477,7 +474,7 @@ def _object_members(
     additional = (
         None
         if additional_schema is True
-        else compiler.subschema(additional_schema, f"{base}/additionalProperties")
+        else compiler.compile(additional_schema, f"{base}/additionalProperties")
     )
     refuses_others = additional_schema is False
 
@@ -546,7 +543,7 @@ def _dependent_required(_c: _Compiler, _s: dict[str, Any], value: Any, pointer: 
 
 
 def _property_names(compiler: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> Check:
-    inner = compiler.subschema(value, pointer)
+    inner = compiler.compile(value, pointer)
 
     def check(instance: Any) -> Problem | None:
         if isinstance(instance, dict):
@@ -583,7 +580,7 @@ def _size_bound(kind: type[Sized], noun: str, at_most: bool) -> KeywordCompiler:
 
 
 def _items(compiler: _Compiler, schema: dict[str, Any], value: Any, pointer: str) -> Check:
-    inner = compiler.subschema(value, pointer)
+    inner = compiler.compile(value, pointer)
     prefix = schema.get("prefixItems")
     skip = len(prefix) if isinstance(prefix, list) else 0
     refuses = value is False
@@ -602,8 +599,7 @@ def _items(compiler: _Compiler, schema: dict[str, Any], value: Any, pointer: str
 
 
 def _prefix_items(compiler: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -> Check:
-    schemas = _schemas(value, pointer)
-    checks = [compiler.subschema(s, f"{pointer}/{i}") for i, s in enumerate(schemas)]
+    checks = _each(compiler, value, pointer)
 
     def check(instance: Any) -> Problem | None:
         if isinstance(instance, list):
@@ -623,18 +619,15 @@ def _unique_items(_c: _Compiler, _s: dict[str, Any], value: Any, pointer: str) -
         return None
 
     def check(instance: Any) -> Problem | None:
-        if isinstance(instance, list):
-            for index, item in enumerate(instance):
-                for other in instance[index + 1 :]:
-                    if _json_equal(item, other):
-                        return Problem(f"{_quoted(instance)} has non-unique elements")
+        if isinstance(instance, list) and len(set(map(_canonical, instance))) < len(instance):
+            return Problem(f"{_quoted(instance)} has non-unique elements")
         return None
 
     return check
 
 
 def _contains(compiler: _Compiler, schema: dict[str, Any], value: Any, pointer: str) -> Check:
-    inner = compiler.subschema(value, pointer)
+    inner = compiler.compile(value, pointer)
     base = pointer.rsplit("/", 1)[0]
     least = _count(schema.get("minContains", 1), f"{base}/minContains")
     most = schema.get("maxContains")
