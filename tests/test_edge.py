@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -19,7 +21,7 @@ from frontdesk import edge
 from frontdesk.app import create_app
 from frontdesk.config import Settings
 from frontdesk.edge import route_label
-from frontdesk.observability import REQUEST_ID, Metrics, configure_logging
+from frontdesk.observability import REQUEST_ID, Metrics, configure_logging, iso_timestamp
 
 # Explicit, so that anyio keeps each test's parametrization.
 pytestmark = pytest.mark.anyio
@@ -425,3 +427,23 @@ def test_a_line_logged_while_a_request_is_answered_carries_its_id(
         ("inside", "trace-11"),
         ("outside", None),
     ]
+
+
+def test_a_logged_line_is_stamped_in_utc_to_the_microsecond(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same stamp as the access log's lines, and as structlog's ISO time stamper."""
+    configure_logging("INFO", json=True)
+    logger = structlog.get_logger("frontdesk.test")
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.125)
+    logger.info("stamped")
+    (line,) = [orjson.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert line["timestamp"] == "2023-11-14T22:13:20.125000Z"
+
+
+def test_timestamps_are_right_across_seconds_and_back() -> None:
+    """The text kept for the last second formatted is never reused for another. (Times a
+    float holds exactly: datetime rounds to the microsecond, the stamp truncates.)"""
+    for now in (1_700_000_000.5, 1_700_000_001.25, 1_699_999_999.0, 1_700_000_000.0625):
+        expected = datetime.fromtimestamp(now, UTC).isoformat(timespec="microseconds")
+        assert iso_timestamp(now) == expected.replace("+00:00", "Z")

