@@ -121,6 +121,98 @@ async def test_heads_waiting_on_several_connections_all_leave_on_the_next_turn()
         assert transport.writes[0] == b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
 
 
+OK_ANSWER = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"
+
+
+def answering_and_looking(
+    transports: list[RecordingTransport], seen: list[int], wait_for: asyncio.Future[None] | None
+) -> Any:
+    """An app that answers (after ``wait_for``, if given), then notes how many answers of
+    ``transports`` have been written by then."""
+
+    async def application(scope: Scope, receive: Receive, send: Send) -> None:
+        await receive()
+        if wait_for is not None:
+            await wait_for
+        await send(start(200, LENGTH_2))
+        await send(body(b"ok"))
+        seen.append(sum(len(transport.writes) for transport in transports))
+
+    return application
+
+
+async def test_a_lone_answer_leaves_the_moment_it_is_finished() -> None:
+    seen: list[int] = []
+    transports: list[RecordingTransport] = []
+    protocol, transport = await connected(answering_and_looking(transports, seen, None))
+    transports.append(transport)
+    protocol.data_received(POST)
+    await asyncio.sleep(0)
+    assert seen == [1]
+    assert transport.writes == [OK_ANSWER]
+
+
+async def test_answers_finished_together_leave_together_once_the_last_is_done() -> None:
+    seen: list[int] = []
+    transports: list[RecordingTransport] = []
+    application = answering_and_looking(transports, seen, None)
+    connections = [await connected(application) for _ in range(3)]
+    transports.extend(transport for _, transport in connections)
+    for protocol, _ in connections:
+        protocol.data_received(POST)
+    await asyncio.sleep(0)  # all three apps run in this turn
+    assert seen == [0, 0, 3]
+    assert all(transport.writes == [OK_ANSWER] for transport in transports)
+
+
+async def test_an_answer_leaves_early_in_the_next_turn_while_others_still_wait() -> None:
+    seen: list[int] = []
+    transports: list[RecordingTransport] = []
+    database = asyncio.get_running_loop().create_future()
+    waiting, waiting_transport = await connected(answering_and_looking(transports, seen, database))
+    quick, quick_transport = await connected(answering_and_looking(transports, seen, None))
+    transports.extend([waiting_transport, quick_transport])
+    waiting.data_received(POST)
+    quick.data_received(POST)
+    await asyncio.sleep(0)  # the quick app answers; the other still waits
+    assert seen == [0]
+    await asyncio.sleep(0)
+    assert quick_transport.writes == [OK_ANSWER]
+    database.set_result(None)
+    await asyncio.sleep(0)
+    assert seen == [0, 2]
+    assert waiting_transport.writes == [OK_ANSWER]
+
+
+async def answered_but_unsent() -> tuple[FrontdeskHttpProtocol, RecordingTransport]:
+    """A connection whose answer waits in the outbox, because another connection's request
+    is still under way (it never ends)."""
+    never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    other, _ = await connected(answering_and_looking([], [], never))
+    other.data_received(POST)
+    protocol, transport = await connected(answering(start(200, LENGTH_2), body(b"ok")))
+    protocol.data_received(POST)
+    await asyncio.sleep(0)
+    assert not transport.writes
+    return protocol, transport
+
+
+async def test_an_answer_in_the_outbox_goes_before_what_new_data_makes_uvicorn_write() -> None:
+    protocol, transport = await answered_but_unsent()
+    protocol.data_received(b"not http at all\r\n\r\n")  # uvicorn answers 400 at once
+    assert transport.writes[0] == OK_ANSWER
+    assert transport.writes[1].startswith(b"HTTP/1.1 400")
+    await asyncio.sleep(0)
+    assert len(transport.writes) == 2
+
+
+async def test_an_answer_in_the_outbox_is_written_before_a_shutdown_closes() -> None:
+    protocol, transport = await answered_but_unsent()
+    protocol.shutdown()
+    assert transport.writes == [OK_ANSWER]
+    assert transport.closed
+
+
 async def test_a_request_leaves_the_servers_tasks_once_answered_or_failed() -> None:
     async def failing(scope: Scope, receive: Receive, send: Send) -> None:
         raise RuntimeError("boom")

@@ -6,10 +6,19 @@ it: parsing (httptools), keep-alive and its timeout, pipelining, flow control, u
 graceful shutdown. Its cycle, the object that carries one request's ASGI ``receive`` and
 ``send``, is replaced by ``Exchange``, which does the same job for less on every request:
 
-- the response's head and its body leave in one write, where uvicorn writes the head as
-  soon as the app starts its response: two system calls and two TCP segments for every
-  small response. A head with no body right behind it (a streamed response) still goes
-  out on the event loop's next turn;
+- a whole response, head and body, leaves in one write, where uvicorn writes the head
+  as soon as the app starts its response: two system calls and two TCP segments for
+  every small response;
+- answers finished while other requests are being answered wait for them in the
+  ``Outbox``, and leave together when the last is done or early in the event loop's next
+  turn, whichever comes first; a lone answer leaves at once. A peer on the same machine
+  (a reverse proxy, the load generator) is then woken once for a run of answers, not
+  once per answer, and waking it cost the server's CPU a third of a guest call. Measured
+  with wrk on loopback, 32 connections: 70 µs of server CPU per guest call and 15,800
+  calls/s with a write per answer, 45 µs and 21,500 calls/s with the outbox; with one
+  connection, no change (6,600 calls/s, p50 0.14 ms either way). An answer waits at
+  most for the requests that were ready in the same turn. A response that streams goes
+  out as before: its head on the next turn, then every chunk as it is sent;
 - the response's headers are checked all together, by two C calls per response, not by
   two regular-expression searches per header;
 - a body that has arrived whole is handed over without an ``asyncio.Event``, and
@@ -17,10 +26,8 @@ graceful shutdown. Its cycle, the object that carries one request's ASGI ``recei
 
 The protocol also keeps one keep-alive timer per connection, where uvicorn arms one
 after every response and cancels it on the next request (1.8 µs per request in uvloop),
-and spares each request two turns of the event loop: heads still waiting for their body
-are sent by one callback per turn for all connections (``WaitingHeads``), and a finished
-request leaves the server's task set itself rather than by a done-callback (0.9 µs per
-request together, in-process).
+and a finished request leaves the server's task set itself rather than by a
+done-callback, a turn of the event loop sooner.
 
 Everything else the ASGI app sees is uvicorn's: the same scope, the same messages, the
 same errors. A guest ``tools/call`` took 41 µs in-process with uvicorn's cycle (writes
@@ -62,7 +69,7 @@ class FrontdeskHttpProtocol(HttpToolsProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.waiting_heads = WaitingHeads.of(self.loop)
+        self.outbox = Outbox.of(self.loop)
         # When the connection last went idle (its last response complete, nothing new
         # received since); None while a request is under way.
         self._idle_since: float | None = None
@@ -73,6 +80,23 @@ class FrontdeskHttpProtocol(HttpToolsProtocol):
         if self._idle_check is not None:
             self._idle_check.cancel()
             self._idle_check = None
+
+    def data_received(self, data: bytes) -> None:
+        # What this connection still has waiting in the outbox goes first: the new data can
+        # make uvicorn write at once (a 400 for a malformed request, a 100 Continue for the
+        # next one), and that must follow the answer before it.
+        exchange: Exchange | None = self.cycle  # type: ignore[assignment]
+        if exchange is not None:
+            exchange.write_unsent()
+        super().data_received(data)
+
+    def shutdown(self) -> None:
+        # uvicorn closes an idle connection at once on shutdown: its last answer, finished
+        # but perhaps still in the outbox, leaves first.
+        exchange: Exchange | None = self.cycle  # type: ignore[assignment]
+        if exchange is not None:
+            exchange.write_unsent()
+        super().shutdown()
 
     def _unset_keepalive_if_required(self) -> None:
         # uvicorn calls this on every data_received: the connection is busy again. The
@@ -86,6 +110,7 @@ class FrontdeskHttpProtocol(HttpToolsProtocol):
         task = self.loop.create_task(exchange.run_asgi(app), context=context)
         exchange.task = task
         self.tasks.add(task)
+        self.outbox.under_way += 1
 
     def on_response_complete(self) -> None:
         self.server_state.total_requests += 1
@@ -149,42 +174,67 @@ class FrontdeskHttpProtocol(HttpToolsProtocol):
             self.pipeline.appendleft((exchange, app))  # type: ignore[arg-type]
 
 
-class WaitingHeads:
-    """The response heads written without their body yet, sent together on the loop's
-    next turn: one callback per turn for every connection, not one per response.
+class Outbox:
+    """What the exchanges of every connection have written and not yet sent: whole
+    responses, and the heads of responses whose body is not there yet.
 
-    A head nearly always leaves with its body, in the same turn, and is then no longer
-    waiting when the turn comes; only a streamed response's head is sent from here.
+    The answer that leaves no request under way sends everything waiting, at once: a lone
+    request's answer leaves the moment it is finished, and when a turn of the event loop
+    began with many requests ready, their answers leave together once the last is done.
+    Requests waiting on something else (a database, a backend) keep that from happening
+    within the turn, so what waits at its end is sent early in the next, by one callback
+    for every connection: uvloop runs the callbacks that were ready when a turn began,
+    then polls the sockets without waiting and starts the next turn with this one. A
+    connection's data also goes out sooner when it must
+    (``FrontdeskHttpProtocol.data_received``, a streamed chunk, a connection about to close).
+
+    The count of requests under way only decides how soon the waiting data leaves, never
+    whether it does.
     """
 
-    # Holds no reference to its loop: the loop is its key in _WAITING_HEADS, which is
-    # weak, and a value pointing back at its key would keep both alive.
-    __slots__ = ("_exchanges",)
+    # Holds no reference to its loop: the loop is its key in _OUTBOXES, which is weak, and
+    # a value pointing back at its key would keep both alive.
+    __slots__ = ("_exchanges", "_scheduled", "under_way")
 
     def __init__(self) -> None:
-        # Non-empty exactly while a sending is scheduled.
         self._exchanges: list[Exchange] = []
+        self._scheduled = False
+        # Requests whose task has started and whose response is not complete, on every
+        # connection of this event loop.
+        self.under_way = 0
 
     @staticmethod
-    def of(loop: asyncio.AbstractEventLoop) -> WaitingHeads:
-        heads = _WAITING_HEADS.get(loop)
-        if heads is None:
-            heads = _WAITING_HEADS[loop] = WaitingHeads()
-        return heads
+    def of(loop: asyncio.AbstractEventLoop) -> Outbox:
+        outbox = _OUTBOXES.get(loop)
+        if outbox is None:
+            outbox = _OUTBOXES[loop] = Outbox()
+        return outbox
 
     def add(self, exchange: Exchange, loop: asyncio.AbstractEventLoop) -> None:
-        if not self._exchanges:
-            loop.call_soon(self._send_all)
         self._exchanges.append(exchange)
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._send_at_turn)
+
+    def answered(self) -> None:
+        """One request fewer under way (its response complete, or its task over)."""
+        self.under_way -= 1
+        if self.under_way <= 0:
+            self.under_way = 0
+            self._send_all()
+
+    def _send_at_turn(self) -> None:
+        self._scheduled = False
+        self._send_all()
 
     def _send_all(self) -> None:
         exchanges, self._exchanges = self._exchanges, []
         for exchange in exchanges:
-            exchange.flush_head()
+            exchange.write_unsent()
 
 
 # One per event loop (a test process runs many loops, one after another).
-_WAITING_HEADS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WaitingHeads] = (
+_OUTBOXES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Outbox] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -222,8 +272,8 @@ class Exchange:
     ``keep_alive``, ``response_complete``)."""
 
     __slots__ = (
-        "_head",
         "_protocol",
+        "_unsent",
         "body",
         "chunked",
         "disconnected",
@@ -257,8 +307,9 @@ class Exchange:
         self.response_complete = False
         self.chunked = False
         self.left_to_send = 0
-        # A response head waiting to leave with the first write of its body.
-        self._head: bytes | None = None
+        # What the response has written that waits in the outbox: its head, and its body
+        # once the app has sent all of it.
+        self._unsent: bytes | None = None
         self.task: asyncio.Task[None] | None = None
 
     async def run_asgi(self, app: ASGI3Application) -> None:
@@ -282,6 +333,8 @@ class Exchange:
                 logger.error("ASGI callable returned without completing response.")
                 self._abandon()
         finally:
+            if not self.response_complete:
+                self._protocol.outbox.answered()
             self.on_response = _nothing
             # What uvicorn's done-callback would do a turn later: the request is over.
             self._protocol.tasks.discard(self.task)
@@ -370,10 +423,10 @@ class Exchange:
                 self.scope["http_version"],
                 status,
             )
-        self._head = STATUS_LINE[status] + block + b"\r\n"
-        # Normally the body follows in this same turn of the loop and takes the head
-        # along; a response that streams gets its head out on the next turn regardless.
-        protocol.waiting_heads.add(self, protocol.loop)
+        self._unsent = STATUS_LINE[status] + block + b"\r\n"
+        # Normally the whole body follows in this same turn of the loop and joins the head
+        # in the outbox; a response that streams gets its head out on the next turn.
+        protocol.outbox.add(self, protocol.loop)
 
     def _write_body(self, body: bytes, more_body: bool) -> None:
         if self.scope["method"] == "HEAD":
@@ -388,33 +441,41 @@ class Exchange:
                 raise RuntimeError("Response content longer than Content-Length")
             self.left_to_send -= len(body)
             data = body
-        head = self._head
-        if head is not None:
-            self._head = None
-            data = head + data
+        unsent = self._unsent
+        if unsent is not None:
+            if not more_body and self.keep_alive:
+                # The whole response: it leaves with the others answered in this turn.
+                self._unsent = unsent + data
+                data = b""
+            else:
+                # A chunk of a stream goes out as it is sent, and a response that ends its
+                # connection before the close.
+                self._unsent = None
+                data = unsent + data
         if data:
             self.transport.write(data)
         if not more_body:
             if self.left_to_send != 0:
                 raise RuntimeError("Response content shorter than Content-Length")
             self.response_complete = True
+            self._protocol.outbox.answered()
             self.message_event.set()
             if not self.keep_alive:
                 self.transport.close()
             self.on_response()
 
-    def flush_head(self) -> None:
-        head = self._head
-        if head is not None:
-            self._head = None
-            # A connection lost before this turn came takes its unsent head with it.
+    def write_unsent(self) -> None:
+        unsent = self._unsent
+        if unsent is not None:
+            self._unsent = None
+            # A connection lost before this turn came takes its unsent answer with it.
             if not self.transport.is_closing():
-                self.transport.write(head)
+                self.transport.write(unsent)
 
     def _abandon(self) -> None:
         """End a response that cannot be completed: what was started goes out, then the
         connection closes, so the client sees a cut response rather than a wrong one."""
-        self.flush_head()
+        self.write_unsent()
         self.transport.close()
 
     async def _send_500(self) -> None:
