@@ -414,6 +414,24 @@ async def test_keep_alive_requests_are_answered_in_order(served: str) -> None:
             assert response.text == f"got {number}"
 
 
+async def test_many_connections_at_once_each_get_their_own_answers(served: str) -> None:
+    # Answers finished together leave together (the outbox): each must still reach its own
+    # connection, in its order, while a streamed answer on another connection waits.
+    async def one_connection(client_number: int) -> list[str]:
+        async with httpx.AsyncClient(base_url=served) as client:
+            return [
+                (await client.post("/", content=f"{client_number}.{n}".encode())).text
+                for n in range(10)
+            ]
+
+    async with httpx.AsyncClient(base_url=served) as slow_client:
+        slow = asyncio.ensure_future(slow_client.get("/slow"))
+        answers = await asyncio.gather(*(one_connection(number) for number in range(20)))
+        assert (await slow).content == b"late"
+    for number, texts in enumerate(answers):
+        assert texts == [f"got {number}.{n}" for n in range(10)]
+
+
 async def test_pipelined_requests_are_answered_in_order(served: str) -> None:
     host, port = served.removeprefix("http://").split(":")
     reader, writer = await asyncio.open_connection(host, int(port))
