@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import orjson
 import structlog
 
 from frontdesk.companies.definition import (
@@ -197,6 +198,11 @@ def _builder_loader(provider: PythonProvider) -> Callable[[], PromptBuilder]:
     return lambda: prompt_builder(provider.target)
 
 
+def _rendered(listing: dict[str, Any]) -> orjson.Fragment:
+    """A listing as the JSON that every reply listing it carries."""
+    return orjson.Fragment(orjson.dumps(listing))
+
+
 class ServedCompany:
     """One company's MCP surface, as this instance serves it."""
 
@@ -238,29 +244,36 @@ class ServedCompany:
         }
 
         self.has_signin = definition.signin is not None
-        self.tools_listing = {
-            "tools": [
-                _with_security_schemes(tool.listing) if self.has_signin else tool.listing
-                for tool in self.tools.values()
-            ]
-        }
-        self.resources_listing = {
-            "resources": [_resource_listing(resource) for resource in definition.resources]
-        }
-        self.resource_templates_listing = {
-            "resourceTemplates": [
-                _drop_none(
-                    {
-                        "uriTemplate": template.uri_template,
-                        "name": template.name,
-                        "title": template.title,
-                        "description": template.description,
-                        "mimeType": template.mime_type,
-                    }
-                )
-                for template in definition.resource_templates
-            ]
-        }
-        self.prompts_listing = {
-            "prompts": [_prompt_listing(prompt) for prompt in definition.prompts]
-        }
+        # The listings are rendered to JSON here, once: clients list often, a listing never
+        # changes while the company is loaded, and rendering 50 tools' listing cost a
+        # tools/list call 15 µs on every call.
+        self.tools_listing = _rendered(
+            {
+                "tools": [
+                    _with_security_schemes(tool.listing) if self.has_signin else tool.listing
+                    for tool in self.tools.values()
+                ]
+            }
+        )
+        self.resources_listing = _rendered(
+            {"resources": [_resource_listing(resource) for resource in definition.resources]}
+        )
+        self.resource_templates_listing = _rendered(
+            {
+                "resourceTemplates": [
+                    _drop_none(
+                        {
+                            "uriTemplate": template.uri_template,
+                            "name": template.name,
+                            "title": template.title,
+                            "description": template.description,
+                            "mimeType": template.mime_type,
+                        }
+                    )
+                    for template in definition.resource_templates
+                ]
+            }
+        )
+        self.prompts_listing = _rendered(
+            {"prompts": [_prompt_listing(prompt) for prompt in definition.prompts]}
+        )

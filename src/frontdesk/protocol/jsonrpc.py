@@ -10,6 +10,9 @@ from frontdesk.config import MAX_BATCH
 from frontdesk.protocol.errors import InvalidRequest, ParseError, RpcError
 
 RequestId = str | int
+# A method's result: an object, or one rendered to JSON ahead of time (a company's
+# listings, rendered when it is loaded) that orjson copies into the reply as it stands.
+Result = dict[str, Any] | orjson.Fragment
 
 
 # The parse results are tuples: as immutable as frozen dataclasses, at half the cost to
@@ -64,7 +67,7 @@ def _parse_message(item: object) -> Message:
     return Message(method, params, valid_id, not has_id)
 
 
-def success(request_id: RequestId | None, result: dict[str, Any]) -> dict[str, Any]:
+def success(request_id: RequestId | None, result: Result) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 

@@ -28,6 +28,7 @@ from frontdesk.protocol.errors import (
     RpcError,
     SignInRequired,
 )
+from frontdesk.protocol.jsonrpc import Result
 from frontdesk.protocol.params import no_cursor, optional_object, required_str
 from frontdesk.protocol.versions import negotiate
 from frontdesk.schemas import SchemaCheck
@@ -39,7 +40,7 @@ log = structlog.get_logger(__name__)
 # loop (deadlines.py says why).
 DEADLINES = Deadlines()
 
-Handler = Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any]]]
+Handler = Callable[[RequestContext, dict[str, Any]], Awaitable[Result]]
 
 # Honest capabilities: no list-change notifications or subscriptions, because this
 # endpoint never streams to the client.
@@ -80,7 +81,7 @@ async def ping(_context: RequestContext, _params: dict[str, Any]) -> dict[str, A
     return EMPTY
 
 
-async def tools_list(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+async def tools_list(context: RequestContext, params: dict[str, Any]) -> Result:
     no_cursor(params)
     return context.company.tools_listing
 
@@ -161,14 +162,12 @@ def _as_declared(tenant_key: str, tool: str, output: SchemaCheck, result: ToolRe
     return result
 
 
-async def resources_list(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+async def resources_list(context: RequestContext, params: dict[str, Any]) -> Result:
     no_cursor(params)
     return context.company.resources_listing
 
 
-async def resource_templates_list(
-    context: RequestContext, params: dict[str, Any]
-) -> dict[str, Any]:
+async def resource_templates_list(context: RequestContext, params: dict[str, Any]) -> Result:
     no_cursor(params)
     return context.company.resource_templates_listing
 
@@ -225,7 +224,7 @@ async def _read(
         raise ProviderFailed(f"The resource {uri} is unavailable right now") from None
 
 
-async def prompts_list(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+async def prompts_list(context: RequestContext, params: dict[str, Any]) -> Result:
     no_cursor(params)
     return context.company.prompts_listing
 
