@@ -82,21 +82,22 @@ class FrontdeskHttpProtocol(HttpToolsProtocol):
             self._idle_check = None
 
     def data_received(self, data: bytes) -> None:
-        # What this connection still has waiting in the outbox goes first: the new data can
-        # make uvicorn write at once (a 400 for a malformed request, a 100 Continue for the
-        # next one), and that must follow the answer before it.
-        exchange: Exchange | None = self.cycle  # type: ignore[assignment]
-        if exchange is not None:
-            exchange.write_unsent()
+        # The new data can make uvicorn write at once (a 400 for a malformed request, a 100
+        # Continue for the next one), and that must follow the answer before it.
+        self._write_waiting_answer()
         super().data_received(data)
 
     def shutdown(self) -> None:
-        # uvicorn closes an idle connection at once on shutdown: its last answer, finished
-        # but perhaps still in the outbox, leaves first.
+        # uvicorn closes an idle connection at once on shutdown.
+        self._write_waiting_answer()
+        super().shutdown()
+
+    def _write_waiting_answer(self) -> None:
+        """Send what this connection's last exchange still has waiting in the outbox, ahead
+        of anything uvicorn writes on its own."""
         exchange: Exchange | None = self.cycle  # type: ignore[assignment]
         if exchange is not None:
             exchange.write_unsent()
-        super().shutdown()
 
     def _unset_keepalive_if_required(self) -> None:
         # uvicorn calls this on every data_received: the connection is busy again. The
