@@ -3,8 +3,16 @@ guest is told, and every token that must be refused with 401."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
+import httpx2
 import pytest
+from mcp.client.auth.utils import (
+    extract_field_from_www_auth,
+    extract_resource_metadata_from_www_auth,
+    extract_scope_from_www_auth,
+)
 
 from frontdesk.app import Frontdesk
 from frontdesk.store.tables import access_tokens
@@ -17,19 +25,44 @@ RESOURCE_METADATA = (
     'Bearer resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource'
     '/v1/initech/mcp"'
 )
+# RFC 6750 3.1: a request that sent no credentials is told where to sign in, not an error.
+GUEST_CHALLENGE = f'{RESOURCE_METADATA}, scope="profile email"'
+# OpenAI Apps SDK: ChatGPT reads error and error_description in the result's challenge.
+GUEST_CHALLENGE_IN_RESULT = (
+    f'{RESOURCE_METADATA}, error="insufficient_scope",'
+    ' error_description="Sign in to use this tool", scope="profile email"'
+)
 SCHEMES = [{"type": "noauth"}, {"type": "oauth2", "scopes": ["profile", "email"]}]
+PERSONAL_RESOURCE_AND_PROMPT = """
+companies:
+  - tenant_key: hooli
+    name: Hooli
+    signin:
+      login: {type: dev}
+    resources:
+      - uri: hooli://statement
+        name: statement
+        access: personal
+        text: "Your statement."
+    prompts:
+      - name: review
+        access: personal
+        messages:
+          - role: user
+            text: "Review my account."
+"""
 
 
 def assert_token_refused(response: httpx.Response, tenant: str = "initech") -> None:
     """401 with an invalid_token challenge pointing at the company's discovery document."""
     assert response.status_code == 401, response.text
-    challenge = response.headers["www-authenticate"]
-    expected = (
+    assert response.headers["www-authenticate"] == (
         'Bearer resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource'
-        f'/v1/{tenant}/mcp"'
+        f'/v1/{tenant}/mcp", error="invalid_token",'
+        ' error_description="The access token is invalid, expired or revoked",'
+        ' scope="profile email"'
     )
-    assert challenge.startswith(expected), challenge
-    assert 'error="invalid_token"' in challenge
+    assert response.json()["error"]["code"] == -32003
 
 
 # Signed-in customers -----------------------------------------------------------------------
@@ -80,19 +113,62 @@ async def test_the_bearer_scheme_is_case_insensitive(client: httpx.AsyncClient) 
 # Guests ------------------------------------------------------------------------------------
 
 
-async def test_a_guest_calling_a_personal_tool_gets_401_with_a_challenge(
+async def test_a_guest_calling_a_personal_tool_gets_401_with_a_challenge_without_error(
     client: httpx.AsyncClient,
 ) -> None:
-    """401, WWW-Authenticate Bearer with resource_metadata, and the same challenge in _meta."""
+    """401 whose WWW-Authenticate names resource_metadata and scope but no error (RFC 6750)."""
     response = await flows.whoami(client, None)
     assert response.status_code == 401
-    challenge = response.headers["www-authenticate"]
-    assert challenge.startswith(RESOURCE_METADATA)
+    assert response.headers["www-authenticate"] == GUEST_CHALLENGE
     reply = response.json()
     assert reply["id"] == 1
-    result = reply["result"]
-    assert result["isError"] is True
-    assert result["_meta"]["mcp/www_authenticate"] == [challenge]
+    assert reply["result"]["isError"] is True
+
+
+async def test_the_result_challenge_keeps_error_and_description_for_chatgpt(
+    client: httpx.AsyncClient,
+) -> None:
+    """_meta["mcp/www_authenticate"] carries insufficient_scope and error_description."""
+    result = (await flows.whoami(client, None)).json()["result"]
+    assert result["_meta"]["mcp/www_authenticate"] == [GUEST_CHALLENGE_IN_RESULT]
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [("resources/read", {"uri": "hooli://statement"}), ("prompts/get", {"name": "review"})],
+)
+async def test_a_guest_asking_for_a_personal_resource_or_prompt_is_challenged_alike(
+    app: Frontdesk,
+    client: httpx.AsyncClient,
+    tmp_path: Path,
+    method: str,
+    params: dict[str, str],
+) -> None:
+    """-32003 with the result's challenge in data; the header has no error, as for tools."""
+    await flows.add_companies(app, tmp_path, PERSONAL_RESOURCE_AND_PROMPT)
+    response = await flows.mcp(client, flows.rpc(method, params), "hooli")
+    assert response.status_code == 401
+    hooli = RESOURCE_METADATA.replace("/initech/", "/hooli/")
+    assert response.headers["www-authenticate"] == f'{hooli}, scope="profile email"'
+    error = response.json()["error"]
+    assert error["code"] == -32003
+    assert error["data"]["mcp/www_authenticate"] == [
+        GUEST_CHALLENGE_IN_RESULT.replace("/initech/", "/hooli/")
+    ]
+
+
+async def test_the_python_sdk_reads_where_and_what_to_sign_in_from_the_challenge(
+    client: httpx.AsyncClient,
+) -> None:
+    """mcp.client.auth finds resource_metadata and scope, and no error to step up on."""
+    response = await flows.whoami(client, None)
+    # The SDK's OAuth client parses an httpx2 response; same status and header here.
+    seen = httpx2.Response(401, headers={"WWW-Authenticate": response.headers["www-authenticate"]})
+    assert extract_resource_metadata_from_www_auth(seen) == (
+        "http://127.0.0.1:8000/.well-known/oauth-protected-resource/v1/initech/mcp"
+    )
+    assert extract_scope_from_www_auth(seen) == "profile email"
+    assert extract_field_from_www_auth(seen, "error") is None
 
 
 async def test_the_challenge_points_at_a_document_that_is_served(
@@ -108,22 +184,25 @@ async def test_the_challenge_points_at_a_document_that_is_served(
 async def test_a_batch_with_a_personal_call_is_401_and_carries_every_reply(
     client: httpx.AsyncClient,
 ) -> None:
-    """The public call's reply is in the 401 body beside the personal call's."""
+    """The public call's reply is in the 401 body beside the personal call's, challenged once."""
     batch = [flows.tool_call("echo", {"text": "hi"}, 1), flows.tool_call("whoami", None, 2)]
     response = await flows.mcp(client, batch)
     assert response.status_code == 401
-    assert response.headers["www-authenticate"].startswith(RESOURCE_METADATA)
+    assert response.headers.get_list("www-authenticate") == [GUEST_CHALLENGE]
     replies = {reply["id"]: reply for reply in response.json()}
     assert set(replies) == {1, 2}
     assert replies[1]["result"]["isError"] is False
     assert replies[1]["result"]["content"][0]["text"] == "hi"
+    assert "_meta" not in replies[1]["result"]
     assert replies[2]["result"]["isError"] is True
+    assert replies[2]["result"]["_meta"]["mcp/www_authenticate"] == [GUEST_CHALLENGE_IN_RESULT]
 
 
 async def test_a_guest_can_still_call_public_tools(client: httpx.AsyncClient) -> None:
-    """A public tool at a sign-in company works without a token."""
+    """A public tool at a sign-in company works without a token, and challenges nobody."""
     response = await flows.mcp(client, flows.tool_call("echo", {"text": "hi"}))
     assert response.status_code == 200
+    assert "www-authenticate" not in response.headers
 
 
 async def test_a_token_in_the_query_string_is_ignored(client: httpx.AsyncClient) -> None:
@@ -135,7 +214,7 @@ async def test_a_token_in_the_query_string_is_ignored(client: httpx.AsyncClient)
         json=flows.tool_call("whoami"),
     )
     assert response.status_code == 401
-    assert 'error="invalid_token"' not in response.headers["www-authenticate"]
+    assert response.headers["www-authenticate"] == GUEST_CHALLENGE
 
 
 async def test_tools_list_offers_both_schemes_on_every_tool(client: httpx.AsyncClient) -> None:
@@ -242,7 +321,7 @@ async def test_a_token_sent_to_a_company_without_signin_is_401_without_discovery
         client, flows.tool_call("echo", {"text": "x"}), "acme", token=tokens.access
     )
     assert response.status_code == 401
-    challenge = response.headers["www-authenticate"]
-    assert challenge.startswith("Bearer ")
-    assert 'error="invalid_token"' in challenge
-    assert "resource_metadata" not in challenge
+    assert response.headers["www-authenticate"] == (
+        'Bearer error="invalid_token",'
+        ' error_description="This company has not set up customer sign-in"'
+    )

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.config import Settings
 from frontdesk.domain import Caller
@@ -14,31 +16,49 @@ from frontdesk.protocol.errors import Unauthorized
 NO_SIGNIN_CHALLENGE = (
     'Bearer error="invalid_token", error_description="This company has not set up customer sign-in"'
 )
+REFUSAL = "The access token is invalid, expired or revoked"
+
+
+@dataclass(frozen=True, slots=True)
+class Challenges:
+    """One sign-in company's challenges, built once: every request to it may need one."""
+
+    # RFC 6750 3.1: a request without credentials gets no error code; the client learns
+    # where to sign in (RFC 9728 5.1) and what to ask for.
+    guest: str
+    # The same in the reply (a tool result's _meta["mcp/www_authenticate"], SEP-1489, or an
+    # error's data), with error and error_description: ChatGPT reads them there (OpenAI Apps
+    # SDK authentication guide).
+    guest_in_reply: str
+    # RFC 6750 3.1: a token that is invalid, expired or revoked.
+    refused_token: str
 
 
 class BearerResolver:
     def __init__(self, grants: Grants, settings: Settings) -> None:
         self._grants = grants
         self._settings = settings
-        # Every request to a company with sign-in carries its challenge (for a personal
-        # tool a guest might call); one string per such company, built once.
-        self._sign_in_challenges: dict[str, str] = {}
+        self._challenges: dict[str, Challenges] = {}
 
-    def _challenge(self, tenant_key: str, error: str, description: str) -> str:
-        return (
-            f'Bearer resource_metadata="{resource_metadata_url(self._settings, tenant_key)}",'
-            f' error="{error}", error_description="{description}",'
-            f' scope="{scopes.ALL}"'
-        )
-
-    def sign_in_challenge(self, tenant_key: str) -> str:
-        """For a guest calling a personal tool: sign the customer in and retry."""
-        challenge = self._sign_in_challenges.get(tenant_key)
-        if challenge is None:
-            challenge = self._sign_in_challenges[tenant_key] = self._challenge(
-                tenant_key, "insufficient_scope", "Sign in to use this tool"
+    def challenges(self, tenant_key: str) -> Challenges:
+        """The challenges of a company with sign-in."""
+        challenges = self._challenges.get(tenant_key)
+        if challenges is None:
+            where = (
+                f'Bearer resource_metadata="{resource_metadata_url(self._settings, tenant_key)}"'
             )
-        return challenge
+            what = f'scope="{scopes.ALL}"'
+            challenges = self._challenges[tenant_key] = Challenges(
+                guest=f"{where}, {what}",
+                guest_in_reply=(
+                    f'{where}, error="insufficient_scope",'
+                    f' error_description="Sign in to use this tool", {what}'
+                ),
+                refused_token=(
+                    f'{where}, error="invalid_token", error_description="{REFUSAL}", {what}'
+                ),
+            )
+        return challenges
 
     async def customer(self, authorization: bytes, company: ServedCompany, address: str) -> Caller:
         """The signed-in caller behind a request's Authorization header, or Unauthorized
@@ -56,11 +76,7 @@ class BearerResolver:
             bearer = await self._grants.bearer(company.tenant_key, token)
         if bearer is None:
             raise Unauthorized(
-                "The access token is invalid, expired or revoked",
-                challenge=self._challenge(
-                    company.tenant_key,
-                    "invalid_token",
-                    "The access token is invalid, expired or revoked",
-                ),
+                REFUSAL,
+                challenge=self.challenges(company.tenant_key).refused_token,
             )
         return Caller(address=address, customer=bearer.customer, client_id=bearer.client_id)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.domain import Caller
+from frontdesk.protocol.bearer import Challenges
 
 
 @dataclass(slots=True)
@@ -13,10 +14,10 @@ class RequestContext:
     company: ServedCompany
     caller: Caller
     request_id: str
-    # The challenge a personal tool answers a guest with; None without sign-in.
-    sign_in_challenge: str | None = None
+    # The challenges a personal tool answers a guest with; None without sign-in.
+    sign_in: Challenges | None = None
     # Set by ``initialize``: the endpoint then issues a session for this version.
     negotiated_version: str | None = None
-    # WWW-Authenticate challenges raised by replies that need a signed-in customer;
-    # any of them turns the whole HTTP response into a 401 that still carries every reply.
-    challenges: list[str] = field(default_factory=list)
+    # Set by a reply that needs a signed-in customer: the whole HTTP response becomes a 401
+    # with this WWW-Authenticate, and still carries every reply.
+    www_authenticate: str | None = None

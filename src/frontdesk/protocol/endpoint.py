@@ -121,9 +121,7 @@ class McpEndpoint:
                 company,
                 caller,
                 request_id,
-                sign_in_challenge=(
-                    self._bearers.sign_in_challenge(tenant_key) if company.has_signin else None
-                ),
+                sign_in=self._bearers.challenges(tenant_key) if company.has_signin else None,
             )
             first = body.messages[0]
             if body.is_batch or first.is_notification:
@@ -150,9 +148,9 @@ class McpEndpoint:
             session_id = self._sessions.issue(tenant_key, context.negotiated_version)
             answer_headers.append((b"mcp-session-id", session_id.encode()))
         status = 200
-        if context.challenges:
+        if context.www_authenticate is not None:
             status = 401
-            answer_headers.append((b"www-authenticate", context.challenges[0].encode()))
+            answer_headers.append((b"www-authenticate", context.www_authenticate.encode()))
         payload = replies if body.is_batch else replies[0]
         await respond(send, status, orjson.dumps(payload), answer_headers)
         return status

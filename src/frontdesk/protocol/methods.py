@@ -132,8 +132,8 @@ def _refusal(
     """The isError result for a call that must not reach the provider, or None."""
     company = context.company
     if tool.is_personal and context.caller.is_guest:
-        challenge = context.sign_in_challenge
-        if challenge is None:
+        challenges = context.sign_in
+        if challenges is None:
             return ToolResult.text(
                 f"{tool.name} answers signed-in customers only, and {company.name} has not"
                 " set up customer sign-in, so it cannot be used here.",
@@ -141,11 +141,11 @@ def _refusal(
             )
         # SPEC 5.5: the reply says so, and the whole response becomes a 401 whose
         # challenge sends the client to sign the customer in.
-        context.challenges.append(challenge)
+        context.www_authenticate = challenges.guest
         return ToolResult(
             content=[{"type": "text", "text": f"Sign in to {company.name} to use {tool.name}."}],
             is_error=True,
-            meta={"mcp/www_authenticate": [challenge]},
+            meta={"mcp/www_authenticate": [challenges.guest_in_reply]},
         )
     problem = tool.arguments.problem(arguments)
     if problem is not None:
@@ -292,16 +292,16 @@ def _admit_personal(context: RequestContext, access: Access, what: str) -> None:
     """Personal resources and prompts follow the tools' rules (SPEC 5.4, 5.5), as errors."""
     if access is not Access.PERSONAL or not context.caller.is_guest:
         return
-    challenge = context.sign_in_challenge
-    if challenge is None:
+    challenges = context.sign_in
+    if challenges is None:
         raise SignInRequired(
             f"{what} is for signed-in customers only, and {context.company.name} has not set"
             " up customer sign-in"
         )
-    context.challenges.append(challenge)
+    context.www_authenticate = challenges.guest
     raise SignInRequired(
         f"Sign in to {context.company.name} to use {what}",
-        data={"mcp/www_authenticate": [challenge]},
+        data={"mcp/www_authenticate": [challenges.guest_in_reply]},
     )
 
 
