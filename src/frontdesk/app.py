@@ -23,10 +23,14 @@ from frontdesk.config import Settings
 from frontdesk.edge import Edge, with_edge_headers
 from frontdesk.login.connectors import LoginConnectors
 from frontdesk.network import ClientAddressResolver
+from frontdesk.oauth.client_documents import ClientDocuments
+from frontdesk.oauth.clients import ClientDirectory
+from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.errors import AuthorizePage, OAuthError
+from frontdesk.oauth.flow import FlowSigner
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.rendering import render_authorize_page, render_oauth_error, render_outage
-from frontdesk.oauth.routes import OAuthEndpoints
+from frontdesk.oauth.routes import oauth_routes
 from frontdesk.observability import (
     EXPOSITION_CONTENT_TYPE,
     AccessLog,
@@ -62,7 +66,7 @@ class Services:
     limiter: RateLimiter
     metrics: Metrics
     access_log: AccessLog | None
-    clients: ClientRepository
+    clients: ClientDirectory
     customers: CustomerRepository
     grants: Grants
     # Outbound calls: the companies' identity providers, and their tool backends.
@@ -74,7 +78,10 @@ class Services:
         database = Database(settings.database_url, settings.database_pool_size)
         companies = CompanyRepository(database.engine)
         outbound = OutboundClients()
-        providers = ProviderFactory(outbound, AddressPolicy(settings.backend_allowed_networks))
+        # One policy for every call made on a company's behalf: its backends, and the
+        # metadata documents of the clients its customers connect.
+        addresses = AddressPolicy(settings.backend_allowed_networks)
+        providers = ProviderFactory(outbound, addresses)
         return cls(
             settings=settings,
             database=database,
@@ -84,7 +91,9 @@ class Services:
             limiter=RateLimiter(settings.redis_url),
             metrics=Metrics(),
             access_log=AccessLog(settings.log_json) if settings.access_log else None,
-            clients=ClientRepository(database.engine),
+            clients=ClientDirectory(
+                ClientRepository(database.engine), ClientDocuments(outbound, addresses)
+            ),
             customers=CustomerRepository(database.engine),
             grants=Grants(_grant_repository(database)),
             outbound=outbound,
@@ -225,20 +234,21 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
         finally:
             await services.stop()
 
-    oauth = OAuthEndpoints(
-        services.settings,
-        services.registry,
-        services.clients,
-        services.customers,
-        services.grants,
-        services.logins,
-        services.limiter,
-        addresses,
+    oauth = OAuthServices(
+        settings=services.settings,
+        registry=services.registry,
+        clients=services.clients,
+        customers=services.customers,
+        grants=services.grants,
+        logins=services.logins,
+        limiter=services.limiter,
+        addresses=addresses,
+        flows=FlowSigner(services.settings.secret_keys),
     )
     return Starlette(
         routes=[
             # OAuth first: its token endpoint is the busiest route here (oauth.routes).
-            *oauth.routes(),
+            *oauth_routes(oauth),
             Route("/", index),
             Route("/healthz", healthz),
             Route("/readyz", readyz),

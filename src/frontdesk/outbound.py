@@ -1,7 +1,8 @@
 """The outbound HTTP clients: one for the companies' identity providers, one for their
-tool backends. Each is made on first use, with httpx itself: a worker whose companies have
-neither an OpenID Connect login nor an HTTP tool never loads them (about 4 MB a worker,
-the TLS context with its CA bundle included)."""
+tool backends, one for client metadata documents. Each is made on first use, with httpx
+itself: a worker whose companies have neither an OpenID Connect login nor an HTTP tool, and
+whose customers use no metadata-document client, never loads them (about 4 MB a worker, the
+TLS context with its CA bundle included)."""
 
 from __future__ import annotations
 
@@ -18,13 +19,21 @@ LOGIN_TIMEOUT_SECONDS = 10.0
 BACKEND_CONNECT_TIMEOUT_SECONDS = 10.0
 BACKEND_CONNECTIONS = 200
 BACKEND_KEPT_ALIVE = 50
+# Client metadata documents (oauth.client_documents): each fetch is bounded as a whole
+# there; these per-phase limits only back that deadline up. At most this many fetches at
+# once, so that client_ids sent by anyone cannot hold open more outbound connections.
+DOCUMENT_TIMEOUT_SECONDS = 5.0
+DOCUMENT_CONNECTIONS = 16
 
 
 class OutboundClients:
-    def __init__(self) -> None:
-        self._tls: ssl.SSLContext | None = None
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        # ``tls`` replaces the default trust (certifi's bundle, or SSL_CERT_FILE when set):
+        # tests pass a context that trusts their own CA. Verification stays on either way.
+        self._tls = tls
         self._logins: httpx.AsyncClient | None = None
         self._backends: httpx.AsyncClient | None = None
+        self._documents: httpx.AsyncClient | None = None
 
     def for_logins(self) -> httpx.AsyncClient:
         if self._logins is None:
@@ -52,6 +61,26 @@ class OutboundClients:
             )
         return self._backends
 
+    def for_documents(self) -> httpx.AsyncClient:
+        if self._documents is None:
+            import httpx
+
+            self._documents = httpx.AsyncClient(
+                verify=self._tls_context(),
+                timeout=DOCUMENT_TIMEOUT_SECONDS,
+                # Never kept alive: a connection is made to an address checked for one name,
+                # and a pooled one could carry a later fetch for another name on the same
+                # address without that name's certificate check.
+                limits=httpx.Limits(
+                    max_connections=DOCUMENT_CONNECTIONS, max_keepalive_connections=0
+                ),
+                follow_redirects=False,
+                # No proxy from the environment: a proxy would resolve the name itself, past
+                # the address policy.
+                trust_env=False,
+            )
+        return self._documents
+
     def _tls_context(self) -> ssl.SSLContext:
         # One context (the defaults each client would make) for both clients: each context
         # holds its own copy of the CA bundle, close to 1 MB a worker.
@@ -62,7 +91,7 @@ class OutboundClients:
         return self._tls
 
     async def aclose(self) -> None:
-        for client in (self._logins, self._backends):
+        for client in (self._logins, self._backends, self._documents):
             if client is not None:
                 await client.aclose()
-        self._logins = self._backends = None
+        self._logins = self._backends = self._documents = None

@@ -25,8 +25,8 @@ from frontdesk.oauth.errors import (
     InvalidRequest,
     OAuthError,
 )
-from frontdesk.oauth.registration import RegistrationRequest, parse_registration
-from frontdesk.oauth.routes import MAX_FORM_BYTES, _form
+from frontdesk.oauth.forms import MAX_FORM_BYTES, read_form
+from frontdesk.oauth.register import MAX_REDIRECT_URIS, RegistrationRequest, parse_registration
 from frontdesk.protocol.errors import InvalidRequest as RpcInvalidRequest
 from frontdesk.protocol.errors import ParseError, RpcError
 from frontdesk.protocol.jsonrpc import failure, parse_body, success
@@ -147,7 +147,7 @@ def form_request(body: bytes, content_type: bytes = FORM_CONTENT_TYPE) -> Reques
 def form(data: bytes) -> None:
     """The form parser either refuses with invalid_request or yields one UTF-8 value a name."""
     try:
-        parsed = run_to_completion(_form(form_request(data)))
+        parsed = run_to_completion(read_form(form_request(data)))
     except InvalidRequest as error:
         refusal: OAuthError = error
     else:
@@ -177,7 +177,7 @@ def registration_document(document: object) -> bool:
     """parse_registration refuses with a 400 error or accepts only what SPEC 2.3 allows;
     True when the registration was accepted."""
     try:
-        request = parse_registration(document)
+        request = parse_registration(document, [])
     except (InvalidClientMetadata, InvalidRedirectUri) as error:
         refusal: OAuthError = error
     else:
@@ -189,7 +189,7 @@ def registration_document(document: object) -> bool:
 
 def _check_registration(document: object, request: RegistrationRequest) -> None:
     assert isinstance(document, dict)
-    assert 1 <= len(request.redirect_uris) <= 10
+    assert 1 <= len(request.redirect_uris) <= MAX_REDIRECT_URIS
     for uri in request.redirect_uris:
         assert acceptable_redirect_uri(uri), uri
     name = request.client_name
@@ -197,7 +197,8 @@ def _check_registration(document: object, request: RegistrationRequest) -> None:
         assert len(name) <= 200
         assert not any(ord(char) < 0x20 or ord(char) == 0x7F for char in name)
         name.encode("utf-8")
-    assert request.token_endpoint_auth_method in (None, "none")
+    # Whatever method was asked for, the client is public (RFC 7591 3.2.1).
+    assert "token_endpoint_auth_method" not in request.model_dump()
     # What is stored must serialise as the JSON it came from.
     orjson.dumps(request.redirect_uris)
 

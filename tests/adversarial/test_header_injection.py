@@ -62,7 +62,7 @@ async def test_any_state_comes_back_encoded_in_an_exact_location(
     raw_client: RawClient, state: str
 ) -> None:
     """Any state: clean headers, and a Location of the redirect URI plus encoded params."""
-    await start(raw_client, flows.REDIRECT_URI, state, scope="admin")
+    await start(raw_client, flows.REDIRECT_URI, state, response_type="token")
     response = await raw_client.client.get(flows.oauth_path("authorize"))
     assert_clean_headers(raw_client.raw.headers())
     assert response.status_code == 303
@@ -72,7 +72,7 @@ async def test_any_state_comes_back_encoded_in_an_exact_location(
         location.decode("ascii"),
         flows.REDIRECT_URI,
         {
-            "error": "invalid_scope",
+            "error": "unsupported_response_type",
             "error_description": back["error_description"],
             "state": state,
             "iss": flows.issuer(),

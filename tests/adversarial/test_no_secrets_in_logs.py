@@ -17,7 +17,7 @@ import structlog
 
 from frontdesk.app import Frontdesk
 from frontdesk.config import Settings
-from frontdesk.oauth import routes
+from frontdesk.oauth import token
 from frontdesk.oauth.flow import COOKIE_NAME
 from tests.conftest import BASE_URL, start_app
 from tests.oauth import flows
@@ -117,7 +117,7 @@ async def test_a_whole_sign_in_leaves_no_secret_in_any_log_line(
 
     # Control: a value logged by a service module, and one through the standard library,
     # are both found, so the search below would find a leak.
-    routes.log.info("canary", value="canary-structlog-0f1e")
+    token.log.info("canary", value="canary-structlog-0f1e")
     logging.getLogger("frontdesk.canary").debug("canary-stdlib-%s", "9a8b")
     lines = captured.lines()
     assert any("canary-structlog-0f1e" in line for line in lines)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from frontdesk.app import Frontdesk
 from frontdesk.config import Settings
-from frontdesk.oauth.routes import MAX_FORM_BYTES
+from frontdesk.oauth.forms import MAX_FORM_BYTES
 from tests.adversarial.conftest import FUZZ, RawClient, assert_clean_headers, snapshot
 from tests.conftest import BASE_URL, start_app
 from tests.oauth import flows

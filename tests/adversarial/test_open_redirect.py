@@ -65,7 +65,7 @@ TRICKS = (
     LOOPBACK.replace("127.0.0.1", "127.0.0.2"),
     LOOPBACK.replace("127.0.0.1", "2130706433"),
     LOOPBACK.replace("127.0.0.1", "0x7f.1"),
-    LOOPBACK.replace(":33418", ""),
+    # (Without the port it is the registered URI: RFC 8252 7.3, any loopback port.)
     LOOPBACK.replace("http:", "https:"),
 )
 

@@ -1,4 +1,5 @@
-"""Registration metadata checks without HTTP (RFC 7591; SPEC 2.3; DESIGN: redirect URIs)."""
+"""Registration metadata checks without HTTP (RFC 7591; SPEC 2.3; DESIGN: redirect URIs):
+as lenient as RFC 7591 3.2.1 allows, strict on redirect URIs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Any
 import pytest
 
 from frontdesk.oauth.errors import InvalidClientMetadata, InvalidRedirectUri, OAuthError
-from frontdesk.oauth.registration import check_redirect_uri, is_loopback, parse_registration
+from frontdesk.oauth.redirects import check_redirect_uri, is_loopback
+from frontdesk.oauth.register import parse_registration
 
 OK = "https://app.example/cb"
 
@@ -81,7 +83,7 @@ def test_loopback_hosts(host: str, loopback: bool) -> None:
 
 def test_a_minimal_registration_parses() -> None:
     """redirect_uris alone is a registration."""
-    parsed = parse_registration({"redirect_uris": [OK]})
+    parsed = parse_registration({"redirect_uris": [OK]}, [])
     assert parsed.redirect_uris == [OK]
     assert parsed.client_name is None
 
@@ -89,7 +91,8 @@ def test_a_minimal_registration_parses() -> None:
 def test_unknown_fields_are_tolerated() -> None:
     """Fields we do not use do not refuse a registration."""
     parsed = parse_registration(
-        {"redirect_uris": [OK], "logo_uri": "https://x/logo.png", "software_statement": "e30"}
+        {"redirect_uris": [OK], "logo_uri": "https://x/logo.png", "software_statement": "e30"},
+        [],
     )
     assert parsed.redirect_uris == [OK]
 
@@ -99,25 +102,14 @@ def test_unknown_fields_are_tolerated() -> None:
     [
         ({}, InvalidRedirectUri),
         ({"redirect_uris": []}, InvalidRedirectUri),
-        ({"redirect_uris": [OK] * 11}, InvalidRedirectUri),
+        ({"redirect_uris": [OK] * 21}, InvalidRedirectUri),
         ({"redirect_uris": None}, InvalidRedirectUri),
         ({"redirect_uris": [None]}, InvalidRedirectUri),
         ({"redirect_uris": ["http://app.example/cb"]}, InvalidRedirectUri),
+        ({"redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/callback"]}, InvalidRedirectUri),
         ([], InvalidClientMetadata),
         ("text", InvalidClientMetadata),
         (None, InvalidClientMetadata),
-        (
-            {"redirect_uris": [OK], "token_endpoint_auth_method": "client_secret_post"},
-            InvalidClientMetadata,
-        ),
-        (
-            {"redirect_uris": [OK], "token_endpoint_auth_method": "client_secret_basic"},
-            InvalidClientMetadata,
-        ),
-        (
-            {"redirect_uris": [OK], "grant_types": ["authorization_code", "implicit"]},
-            InvalidClientMetadata,
-        ),
         (
             {
                 "redirect_uris": [OK],
@@ -125,10 +117,9 @@ def test_unknown_fields_are_tolerated() -> None:
             },
             InvalidClientMetadata,
         ),
-        ({"redirect_uris": [OK], "response_types": ["code", "token"]}, InvalidClientMetadata),
+        ({"redirect_uris": [OK], "grant_types": ["client_credentials"]}, InvalidClientMetadata),
+        ({"redirect_uris": [OK], "response_types": ["token"]}, InvalidClientMetadata),
         ({"redirect_uris": [OK], "response_types": []}, InvalidClientMetadata),
-        ({"redirect_uris": [OK], "client_name": ["a"]}, InvalidClientMetadata),
-        ({"redirect_uris": [OK], "client_name": "n" * 201}, InvalidClientMetadata),
     ],
 )
 def test_invalid_registrations_raise_their_wire_error(
@@ -136,7 +127,7 @@ def test_invalid_registrations_raise_their_wire_error(
 ) -> None:
     """Each refusal carries the RFC 7591 error code and a 400."""
     with pytest.raises(error) as refused:
-        parse_registration(document)
+        parse_registration(document, [])
     assert refused.value.status == 400
     assert refused.value.description
 
@@ -145,12 +136,51 @@ def test_invalid_registrations_raise_their_wire_error(
     "document",
     [
         {"redirect_uris": [OK], "token_endpoint_auth_method": "none"},
+        # Claude's connector asks for a secret method: registered as public (RFC 7591 3.2.1).
+        {"redirect_uris": [OK], "token_endpoint_auth_method": "client_secret_post"},
+        {"redirect_uris": [OK], "token_endpoint_auth_method": "client_secret_basic"},
         {"redirect_uris": [OK], "grant_types": ["authorization_code"]},
         {"redirect_uris": [OK], "grant_types": ["authorization_code", "refresh_token"]},
+        {"redirect_uris": [OK], "grant_types": ["authorization_code", "implicit"]},
         {"redirect_uris": [OK], "response_types": ["code"]},
+        {"redirect_uris": [OK], "response_types": ["code", "token"]},
         {"redirect_uris": [OK], "client_name": "n" * 200},
+        {"redirect_uris": [OK] * 20},
     ],
 )
-def test_what_public_clients_declare_is_accepted(document: dict[str, Any]) -> None:
-    """Auth method none, our two grants, response type code, a name up to 200 characters."""
-    parse_registration(document)
+def test_what_real_clients_declare_is_accepted(document: dict[str, Any]) -> None:
+    """Secret methods, more grants and response types than ours, up to 20 redirect URIs."""
+    parse_registration(document, [])
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [
+        ("n" * 201, "n" * 200),
+        ("Claude\x00\n", "Claude"),
+        (["a"], None),
+        (42, None),
+        ("  ", None),
+    ],
+)
+def test_client_names_are_cleaned_not_refused(name: object, kept: str | None) -> None:
+    """A name is shortened to 200 characters, loses control characters, or is dropped."""
+    parsed = parse_registration({"redirect_uris": [OK], "client_name": name}, [])
+    assert parsed.client_name == kept
+
+
+def test_a_refused_uri_among_several_is_named() -> None:
+    """The error names the refused URI and its place, not just "a redirect URI"."""
+    with pytest.raises(InvalidRedirectUri) as refused:
+        parse_registration({"redirect_uris": [OK, "http://evil.example/cb"]}, [])
+    assert "redirect_uris[1]" in refused.value.description
+    assert "http://evil.example/cb" in refused.value.description
+
+
+def test_a_private_use_scheme_is_accepted_only_where_the_company_allows_it() -> None:
+    """cursor:// redirects pass for a company that named the scheme, and no other."""
+    uri = "cursor://anysphere.cursor-mcp/oauth/callback"
+    parse_registration({"redirect_uris": [uri]}, ["cursor"])
+    with pytest.raises(InvalidRedirectUri) as refused:
+        parse_registration({"redirect_uris": [uri]}, ["vscode"])
+    assert "vscode" in refused.value.description

@@ -1,5 +1,5 @@
-"""Scope resolution (DESIGN: profile and email; none requested means both; openid and
-offline_access are dropped, not refused; anything else is invalid_scope)."""
+"""Scope resolution (DESIGN: profile and email; none requested means both; anything we do
+not offer is dropped, not refused, RFC 6749 3.3)."""
 
 from __future__ import annotations
 
@@ -46,12 +46,31 @@ def test_openid_and_offline_access_are_dropped_not_refused(requested: str, grant
 
 
 @pytest.mark.parametrize(
-    "requested", ["admin", "email admin", "Email", "PROFILE", "email,profile", "phone", "address"]
+    ("requested", "granted"),
+    [
+        # What Claude sends in the wild.
+        ("claudeai", "profile email"),
+        ("read write", "profile email"),
+        ("email admin", "email"),
+        ("Email", "profile email"),
+        ("email,profile", "profile email"),
+        ("phone address profile", "profile"),
+    ],
 )
-def test_any_other_scope_is_refused(requested: str) -> None:
-    """Unknown or differently spelt scopes raise ScopeError (invalid_scope on the wire)."""
-    with pytest.raises(scopes.ScopeError):
-        scopes.resolve(requested)
+def test_any_other_scope_is_dropped_not_refused(requested: str, granted: str) -> None:
+    """Unknown or differently spelt scopes are ignored; alone they count as asking for none."""
+    assert scopes.resolve(requested) == granted
+
+
+@pytest.mark.parametrize(
+    ("requested", "offered"),
+    [(None, set()), ("", set()), ("claudeai", set()), ("email admin openid", {"email"})],
+)
+def test_offered_keeps_only_what_the_service_offers(
+    requested: str | None, offered: set[str]
+) -> None:
+    """The scopes of a request that the service can grant, the rest dropped."""
+    assert scopes.offered(requested) == offered
 
 
 def test_the_supported_scopes_are_profile_and_email() -> None:

@@ -31,6 +31,14 @@ TENANT_KEY_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
 # MCP 2025-11-25: tool names are 1-128 characters of letters, digits, '_', '-' and '.'.
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,128}$"
 PYTHON_TARGET_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+# RFC 3986 3.1, in lower case as RFC 8252 7.1 asks of private-use schemes.
+URI_SCHEME_PATTERN = re.compile(r"[a-z][a-z0-9+.-]*\Z")
+# Schemes a browser runs, shows or hands to another program rather than returning to the
+# client that registered: never a private-use redirect scheme, whatever a company names.
+NOT_PRIVATE_SCHEMES = frozenset(
+    {"http", "https", "javascript", "data", "vbscript", "file", "about", "blob", "filesystem"}
+    | {"ftp", "ws", "wss", "mailto", "tel", "sms", "intent", "view-source", "chrome"}
+)
 
 # The validation context of a definition read back from the store, e.g.
 # ``CompanyDefinition.model_validate(document, context=FROM_STORE)``.
@@ -266,6 +274,20 @@ class SigninSetup(Model):
     # Upper bounds from the contract: 60 minutes and 30 days.
     access_token_minutes: int = Field(default=60, ge=1, le=60)
     refresh_token_days: int = Field(default=30, ge=1, le=30)
+    # Private-use URI schemes (RFC 8252 7.1) that native clients of this company may
+    # register redirect URIs on, e.g. ["cursor"]. None by default: the contract allows only
+    # https and http on loopback, and a company opts in to each scheme it trusts.
+    native_redirect_schemes: list[str] = Field(default_factory=list, max_length=20)
+
+    @field_validator("native_redirect_schemes")
+    @classmethod
+    def _schemes_are_private_use(cls, value: list[str]) -> list[str]:
+        for scheme in value:
+            if not URI_SCHEME_PATTERN.match(scheme):
+                raise ValueError(f"{scheme!r} is not a URI scheme (RFC 3986 3.1, lower case)")
+            if scheme in NOT_PRIVATE_SCHEMES:
+                raise ValueError(f"{scheme!r} cannot be a private-use redirect scheme")
+        return value
 
 
 def _unique(items: list[Any], key: str, what: str) -> None:

@@ -1,4 +1,5 @@
-"""Checking an authorize request (SPEC 4.3) before the customer sees the consent page.
+"""``GET /v1/{tenantKey}/oauth/authorize`` (SPEC 4.3): check the request, then show the
+customer the consent page.
 
 Until the client and its redirect URI are verified, nothing may be sent to the redirect
 URI: those errors are pages (400). Every later error goes back to the client (303) with
@@ -8,36 +9,49 @@ URI: those errors are pages (400). Every later error goes back to the client (30
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from urllib.parse import urlencode
+from urllib.parse import urlsplit
 
-from frontdesk.config import Settings
-from frontdesk.oauth import scopes
+from starlette.requests import Request
+from starlette.responses import Response
+
+from frontdesk.oauth import browser, scopes
+from frontdesk.oauth.client_documents import ClientDocumentRefused
+from frontdesk.oauth.clients import KnownClient
+from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect
 from frontdesk.oauth.flow import Flow, FlowSigner
+from frontdesk.oauth.pages import page
 from frontdesk.oauth.pkce import CHALLENGE
-from frontdesk.store.clients import Client, ClientRepository
+from frontdesk.oauth.redirects import is_registered
+from frontdesk.signing import MAX_SIGNED_LENGTH
 
 MAX_STATE_LENGTH = 2048
 
-UNKNOWN_CLIENT = AuthorizePage(
-    400,
-    "Unknown application",
-    "The application asking to sign you in is not registered here. Go back to your"
-    " assistant and connect it again.",
-)
-BAD_REDIRECT = AuthorizePage(
-    400,
-    "Sign-in cannot continue",
-    "The application gave an address to return to that it never registered, so this"
-    " sign-in was stopped to keep your account safe.",
-)
+
+def _unknown_client() -> AuthorizePage:
+    return AuthorizePage(
+        400,
+        "Unknown application",
+        "The application asking to sign you in is not registered here. Go back to your"
+        " assistant and connect it again.",
+    )
 
 
-def redirect_with(redirect_uri: str, params: Mapping[str, str | None]) -> str:
-    """The client's redirect URI with ``params`` added to any query it already has."""
-    query = urlencode({key: value for key, value in params.items() if value is not None})
-    separator = "&" if "?" in redirect_uri else "?"
-    return f"{redirect_uri}{separator}{query}"
+def _refused_client(refused: ClientDocumentRefused) -> AuthorizePage:
+    return AuthorizePage(
+        400,
+        "This application cannot sign you in",
+        f"The details the application publishes about itself were refused: {refused}.",
+    )
+
+
+def _unregistered_redirect() -> AuthorizePage:
+    return AuthorizePage(
+        400,
+        "Sign-in cannot continue",
+        "The application gave an address to return to that it never registered, so this"
+        " sign-in was stopped to keep your account safe.",
+    )
 
 
 def _single(params: Mapping[str, Sequence[str]], name: str) -> str | None:
@@ -46,20 +60,23 @@ def _single(params: Mapping[str, Sequence[str]], name: str) -> str | None:
 
 
 async def check_authorize_request(
-    params: Mapping[str, Sequence[str]],
-    tenant_key: str,
-    clients: ClientRepository,
-    settings: Settings,
-) -> tuple[Client, Flow]:
+    services: OAuthServices, signin: SigninCompany, params: Mapping[str, Sequence[str]]
+) -> tuple[KnownClient, Flow]:
     """The verified client and the sign-in to run, or an error page or redirect."""
+    settings = services.settings
+    tenant_key = signin.tenant_key
     client_id = _single(params, "client_id")
-    client = await clients.get(tenant_key, client_id) if client_id else None
+    try:
+        client = (
+            await services.clients.find(tenant_key, client_id, signin.setup) if client_id else None
+        )
+    except ClientDocumentRefused as refused:
+        raise _refused_client(refused) from None
     if client is None:
-        raise UNKNOWN_CLIENT
+        raise _unknown_client()
     redirect_uri = _single(params, "redirect_uri")
-    # Exact string match (OAuth 2.1, RFC 9700 2.1): no prefix, no normalisation.
-    if redirect_uri is None or redirect_uri not in client.redirect_uris:
-        raise BAD_REDIRECT
+    if redirect_uri is None or not is_registered(redirect_uri, client.redirect_uris):
+        raise _unregistered_redirect()
 
     state = _single(params, "state")
     issuer = settings.issuer(tenant_key)
@@ -82,10 +99,6 @@ async def check_authorize_request(
     challenge = _single(params, "code_challenge")
     if challenge is None or not CHALLENGE.match(challenge):
         raise refuse("invalid_request", "code_challenge must be a base64url SHA-256 (43 chars)")
-    try:
-        scope = scopes.resolve(_single(params, "scope"))
-    except scopes.ScopeError as error:
-        raise refuse("invalid_scope", str(error)) from None
     resource = _single(params, "resource")
     if resource is not None and resource.rstrip("/") != settings.mcp_url(tenant_key):
         raise refuse("invalid_target", "resource must be this company's MCP endpoint")
@@ -96,8 +109,48 @@ async def check_authorize_request(
         redirect_uri=redirect_uri,
         state=state,
         code_challenge=challenge,
-        scope=scope,
+        # Scopes we do not offer are dropped, not refused (oauth.scopes).
+        scope=scopes.resolve(_single(params, "scope")),
         resource=settings.mcp_url(tenant_key) if resource is not None else None,
         nonce=FlowSigner.new_nonce(),
     )
     return client, flow
+
+
+class Authorize:
+    def __init__(self, services: OAuthServices) -> None:
+        self._services = services
+
+    async def authorize(self, request: Request) -> Response:
+        services = self._services
+        signin = await services.signin_company(request, page=True)
+        company = signin.company
+        params = {key: request.query_params.getlist(key) for key in request.query_params}
+        client, flow = await check_authorize_request(services, signin, params)
+        sealed = services.flows.seal(flow)
+        if len(sealed) > MAX_SIGNED_LENGTH:
+            # It would fail verification at consent and read as "expired": refuse it now.
+            raise AuthorizeRedirect(
+                "invalid_request",
+                "state and redirect_uri are too long to carry through the sign-in",
+                redirect_uri=flow.redirect_uri,
+                state=flow.state,
+                issuer=services.settings.issuer(company.tenant_key),
+            )
+        redirect_host = urlsplit(flow.redirect_uri).netloc or urlsplit(flow.redirect_uri).scheme
+        response = page(
+            request,
+            "consent.html",
+            company_name=company.name,
+            client_name=client.name or client.verified_host or redirect_host,
+            # A registered name is the client's own claim; a metadata document's host is
+            # verified (it answered over https for that name).
+            verified_host=client.verified_host,
+            name_unverified=client.verified_host is None and client.name is not None,
+            redirect_host=redirect_host,
+            scopes=flow.scope.split(),
+            flow=sealed,
+            consent_url=f"{services.settings.issuer(company.tenant_key)}/consent",
+        )
+        browser.bind(services, response, company.tenant_key, flow.nonce)
+        return response

@@ -6,6 +6,7 @@
     ├── InvalidGrant               400  invalid_grant
     ├── UnsupportedGrantType       400  unsupported_grant_type
     ├── InvalidScope               400  invalid_scope
+    ├── InvalidTarget              400  invalid_target          resource not ours (RFC 8707)
     ├── InvalidRedirectUri         400  invalid_redirect_uri    registration (RFC 7591)
     ├── InvalidClientMetadata      400  invalid_client_metadata registration (RFC 7591)
     ├── SigninNotSetUp             404  not_found               no sign-in for this company
@@ -56,13 +57,20 @@ class UnsupportedGrantType(OAuthError):
 
 
 class InvalidScope(OAuthError):
-    """A scope other than profile and email."""
+    """A refresh asking for more of the offered scopes than its grant holds."""
 
     error = "invalid_scope"
 
 
+class InvalidTarget(OAuthError):
+    """A ``resource`` that is not this company's MCP endpoint (RFC 8707 2.2)."""
+
+    error = "invalid_target"
+
+
 class InvalidRedirectUri(OAuthError):
-    """A redirect URI that is not https, or http on a loopback host."""
+    """A redirect URI that is not https, http on a loopback host, or one of the company's
+    private-use schemes."""
 
     error = "invalid_redirect_uri"
 

@@ -22,11 +22,15 @@ from frontdesk.signing import Signer
 FLOW_TTL_SECONDS = 15 * 60
 COOKIE_NAME = "frontdesk_signin"
 
-EXPIRED = AuthorizePage(
-    400,
-    "This sign-in has expired",
-    "Start again from your assistant: it will open a fresh sign-in page.",
-)
+
+def _expired() -> AuthorizePage:
+    # A new exception each time: one instance raised again and again would gather every
+    # raise's traceback.
+    return AuthorizePage(
+        400,
+        "This sign-in has expired",
+        "Start again from your assistant: it will open a fresh sign-in page.",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +63,14 @@ class FlowSigner:
         """The flow, or AuthorizePage(400) when it is forged, expired, or not this browser's."""
         payload = self._signer.verify(sealed) if sealed else None
         if payload is None or payload.get("tenant_key") != tenant_key:
-            raise EXPIRED
+            raise _expired()
         payload.pop("exp", None)
         try:
             flow = Flow(**payload)
         except TypeError:
-            raise EXPIRED from None
+            raise _expired() from None
         if cookie is None or not hmac.compare_digest(cookie.encode(), flow.nonce.encode()):
-            raise EXPIRED
+            raise _expired()
         return flow
 
     def attempt(self, flow: Flow, sealed: str, callback_url: str) -> LoginAttempt:

@@ -1,12 +1,21 @@
-"""Discovery documents: authorization server metadata (RFC 8414, SPEC 2.1) and protected
+"""Discovery (SPEC 4.1): authorization server metadata (RFC 8414, SPEC 2.1) and protected
 resource metadata (RFC 9728, SPEC 2.2). Every URL is built from the base URL."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
 
 from frontdesk.config import Settings
 from frontdesk.oauth import scopes
+from frontdesk.oauth.rendering import JSON
+
+if TYPE_CHECKING:
+    # The MCP endpoint's challenges need only resource_metadata_url: importing this module
+    # must not bring the sign-in services along.
+    from frontdesk.oauth.context import OAuthServices
 
 
 def authorization_server(settings: Settings, tenant_key: str) -> dict[str, Any]:
@@ -25,6 +34,9 @@ def authorization_server(settings: Settings, tenant_key: str) -> dict[str, Any]:
         "revocation_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": list(scopes.SUPPORTED),
         "authorization_response_iss_parameter_supported": True,
+        # An https client_id URL is accepted as the client's metadata document
+        # (draft-ietf-oauth-client-id-metadata-document; MCP 2025-11-25 authorization).
+        "client_id_metadata_document_supported": True,
     }
 
 
@@ -40,3 +52,26 @@ def protected_resource(settings: Settings, tenant_key: str) -> dict[str, Any]:
 
 def resource_metadata_url(settings: Settings, tenant_key: str) -> str:
     return f"{settings.base_url}/.well-known/oauth-protected-resource/v1/{tenant_key}/mcp"
+
+
+class Discovery:
+    # The four paths of the authorization server metadata (SPEC 4.1): RFC 8414's
+    # path-inserted form, OpenID Connect's, and both appended to the issuer.
+    ISSUER_PATHS = (
+        "/.well-known/oauth-authorization-server/v1/{tenant}/oauth",
+        "/.well-known/openid-configuration/v1/{tenant}/oauth",
+        "/v1/{tenant}/oauth/.well-known/oauth-authorization-server",
+        "/v1/{tenant}/oauth/.well-known/openid-configuration",
+    )
+    RESOURCE_PATH = "/.well-known/oauth-protected-resource/v1/{tenant}/mcp"
+
+    def __init__(self, services: OAuthServices) -> None:
+        self._services = services
+
+    async def server_metadata(self, request: Request) -> Response:
+        signin = await self._services.signin_company(request)
+        return JSON(authorization_server(self._services.settings, signin.tenant_key))
+
+    async def resource_metadata(self, request: Request) -> Response:
+        signin = await self._services.signin_company(request)
+        return JSON(protected_resource(self._services.settings, signin.tenant_key))

@@ -10,9 +10,9 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from frontdesk.oauth.authorize import redirect_with
 from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect, OAuthError, RateLimited
 from frontdesk.oauth.pages import error_page
+from frontdesk.oauth.redirects import redirect_with
 from frontdesk.store.outage import is_outage
 
 log = structlog.get_logger(__name__)

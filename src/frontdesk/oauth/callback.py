@@ -1,0 +1,42 @@
+"""``GET /v1/{tenantKey}/oauth/callback``: the company's identity provider sends the
+customer back here; the login connector verifies who they are."""
+
+from __future__ import annotations
+
+import structlog
+from starlette.requests import Request
+from starlette.responses import Response
+
+from frontdesk.login.connector import LoginFailed, ProviderUnavailable
+from frontdesk.oauth import browser
+from frontdesk.oauth.completion import back_to_client, signed_in
+from frontdesk.oauth.context import OAuthServices
+
+log = structlog.get_logger(__name__)
+
+
+class Callback:
+    def __init__(self, services: OAuthServices) -> None:
+        self._services = services
+
+    async def callback(self, request: Request) -> Response:
+        services = self._services
+        signin = await services.signin_company(request, page=True)
+        sealed = request.query_params.get("state")
+        flow = browser.open_flow(services, request, signin, sealed)
+        query = dict(request.query_params)
+        try:
+            connector = services.logins.for_company(flow.tenant_key, signin.setup)
+            identity = await connector.complete(
+                browser.attempt(services, flow, sealed or ""), query
+            )
+        except ProviderUnavailable as failure:
+            # An outage is not a refusal: the client may start again later (RFC 6749 4.1.2.1).
+            log.warning("login_unavailable", tenant=flow.tenant_key, reason=str(failure))
+            return back_to_client(
+                services, flow, error="temporarily_unavailable", description=str(failure)
+            )
+        except LoginFailed as failure:
+            log.warning("login_failed", tenant=flow.tenant_key, reason=str(failure))
+            return back_to_client(services, flow, error="access_denied", description=str(failure))
+        return await signed_in(services, flow, identity)

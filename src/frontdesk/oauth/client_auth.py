@@ -1,0 +1,27 @@
+"""Client authentication at the token and revocation endpoints (SPEC 4.5, 4.6): public
+clients prove nothing but their id, which must name a client of this company."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from starlette.requests import Request
+
+from frontdesk.oauth.client_documents import ClientDocumentRefused
+from frontdesk.oauth.context import OAuthServices, SigninCompany
+from frontdesk.oauth.errors import InvalidClient
+from frontdesk.oauth.forms import client_id_of
+
+
+async def authenticated_client(
+    services: OAuthServices, request: Request, signin: SigninCompany, form: Mapping[str, str]
+) -> str:
+    """The client id of a client this company knows, or 401 ``invalid_client``."""
+    client_id = client_id_of(request, form)
+    try:
+        client = await services.clients.find(signin.tenant_key, client_id, signin.setup)
+    except ClientDocumentRefused as refused:
+        raise InvalidClient(str(refused)) from None
+    if client is None:
+        raise InvalidClient("unknown client")
+    return client.client_id

@@ -1,0 +1,95 @@
+"""The customer's steps between the consent page and the company's login: the consent
+form's answer, and the ``dev`` login's own form (for trials; production refuses it)."""
+
+from __future__ import annotations
+
+import structlog
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from frontdesk.login.connector import LoginFailed
+from frontdesk.login.dev import DevLogin
+from frontdesk.oauth import browser
+from frontdesk.oauth.completion import back_to_client, signed_in
+from frontdesk.oauth.context import OAuthServices, SigninCompany
+from frontdesk.oauth.errors import AuthorizePage
+from frontdesk.oauth.forms import read_form
+from frontdesk.oauth.pages import page
+from frontdesk.oauth.rendering import NO_STORE
+
+log = structlog.get_logger(__name__)
+
+
+class ConsentAndLogin:
+    def __init__(self, services: OAuthServices) -> None:
+        self._services = services
+
+    async def consent(self, request: Request) -> Response:
+        services = self._services
+        signin = await services.signin_company(request, page=True)
+        form = await read_form(request)
+        flow = browser.open_flow(services, request, signin, form.get("flow"))
+        sealed = form["flow"]
+        if form.get("decision") != "allow":
+            return back_to_client(
+                services, flow, error="access_denied", description="the customer denied the request"
+            )
+        try:
+            connector = services.logins.for_company(flow.tenant_key, signin.setup)
+            destination = await connector.begin(browser.attempt(services, flow, sealed))
+        except LoginFailed as failure:
+            log.warning("login_unavailable", tenant=flow.tenant_key, reason=str(failure))
+            return back_to_client(
+                services, flow, error="temporarily_unavailable", description=str(failure)
+            )
+        return RedirectResponse(destination, status_code=303, headers=NO_STORE)
+
+    async def login_form(self, request: Request) -> Response:
+        services = self._services
+        signin = await services.signin_company(request, page=True)
+        sealed = request.query_params.get("flow")
+        browser.open_flow(services, request, signin, sealed)
+        self._dev_login(signin)
+        return self._login_page(request, signin, sealed or "")
+
+    async def login_submit(self, request: Request) -> Response:
+        services = self._services
+        signin = await services.signin_company(request, page=True)
+        form = await read_form(request)
+        flow = browser.open_flow(services, request, signin, form.get("flow"))
+        connector = self._dev_login(signin)
+        try:
+            identity = await connector.complete(browser.attempt(services, flow, form["flow"]), form)
+        except LoginFailed as failure:
+            return self._login_page(
+                request,
+                signin,
+                form["flow"],
+                problem=str(failure),
+                email=form.get("email", ""),
+                name=form.get("name", ""),
+            )
+        return await signed_in(services, flow, identity)
+
+    def _dev_login(self, signin: SigninCompany) -> DevLogin:
+        try:
+            connector = self._services.logins.for_company(signin.tenant_key, signin.setup)
+        except LoginFailed as failure:
+            raise AuthorizePage(404, "Sign-in is not available", str(failure)) from None
+        if not isinstance(connector, DevLogin):
+            raise AuthorizePage(404, "Not found", "This company signs customers in elsewhere.")
+        return connector
+
+    def _login_page(
+        self, request: Request, signin: SigninCompany, sealed: str, **extra: str
+    ) -> Response:
+        return page(
+            request,
+            "login.html",
+            company_name=signin.company.name,
+            flow=sealed,
+            login_url=f"{self._services.settings.issuer(signin.tenant_key)}/login",
+            problem=extra.get("problem"),
+            email=extra.get("email", ""),
+            name=extra.get("name", ""),
+        )

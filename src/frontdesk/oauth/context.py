@@ -1,0 +1,61 @@
+"""What every OAuth endpoint shares: the services it calls, and the company whose
+authorization server a request is addressed to (SPEC 1.2, 1.4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from frontdesk.companies.catalog import ServedCompany
+from frontdesk.companies.definition import SigninSetup
+from frontdesk.companies.registry import CompanyRegistry
+from frontdesk.config import Settings
+from frontdesk.login.connectors import LoginConnectors
+from frontdesk.network import ClientAddressResolver
+from frontdesk.oauth.clients import ClientDirectory
+from frontdesk.oauth.errors import AuthorizePage, SigninNotSetUp
+from frontdesk.oauth.flow import FlowSigner
+from frontdesk.oauth.grants import Grants
+from frontdesk.ratelimit import RateLimiter
+from frontdesk.store.customers import CustomerRepository
+
+
+@dataclass(frozen=True, slots=True)
+class SigninCompany:
+    """An active company of this region that has set up customer sign-in."""
+
+    company: ServedCompany
+    setup: SigninSetup
+
+    @property
+    def tenant_key(self) -> str:
+        return self.company.tenant_key
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthServices:
+    settings: Settings
+    registry: CompanyRegistry
+    clients: ClientDirectory
+    customers: CustomerRepository
+    grants: Grants
+    logins: LoginConnectors
+    limiter: RateLimiter
+    addresses: ClientAddressResolver
+    flows: FlowSigner
+
+    async def signin_company(self, request: Request, *, page: bool = False) -> SigninCompany:
+        """The company in the path, or 404 (SPEC 4.1, 7.2): as an OAuth error body for a
+        client, or as a page for the customer's browser (``page``)."""
+        company = await self.registry.active(request.path_params["tenant"])
+        if company is None or company.definition.signin is None:
+            if page:
+                raise AuthorizePage(
+                    404,
+                    "Sign-in is not available",
+                    "This company has not set up customer sign-in.",
+                )
+            raise SigninNotSetUp("this company has not set up customer sign-in")
+        request.state.company_name = company.name
+        return SigninCompany(company, company.definition.signin)

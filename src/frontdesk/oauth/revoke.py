@@ -1,0 +1,30 @@
+"""``POST /v1/{tenantKey}/oauth/revoke`` (RFC 7009, SPEC 4.6)."""
+
+from __future__ import annotations
+
+import structlog
+from starlette.requests import Request
+from starlette.responses import Response
+
+from frontdesk.oauth.client_auth import authenticated_client
+from frontdesk.oauth.context import OAuthServices
+from frontdesk.oauth.forms import RevocationRequest, parse, read_form
+from frontdesk.oauth.rendering import NO_STORE
+
+log = structlog.get_logger(__name__)
+
+
+class Revoke:
+    def __init__(self, services: OAuthServices) -> None:
+        self._services = services
+
+    async def revoke(self, request: Request) -> Response:
+        services = self._services
+        signin = await services.signin_company(request)
+        form = await read_form(request)
+        client_id = await authenticated_client(services, request, signin, form)
+        revocation = parse(RevocationRequest, form)
+        await services.grants.revoke(signin.tenant_key, client_id, revocation.token)
+        log.info("token_revoked", tenant=signin.tenant_key, client_id=client_id)
+        # RFC 7009 2.2: 200 whether or not the token was known.
+        return Response(status_code=200, headers=NO_STORE)

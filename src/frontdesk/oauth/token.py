@@ -1,0 +1,40 @@
+"""``POST /v1/{tenantKey}/oauth/token`` (SPEC 4.5): the ``authorization_code`` and
+``refresh_token`` grants."""
+
+from __future__ import annotations
+
+import structlog
+from starlette.requests import Request
+from starlette.responses import Response
+
+from frontdesk.oauth.client_auth import authenticated_client
+from frontdesk.oauth.context import OAuthServices
+from frontdesk.oauth.errors import InvalidTarget
+from frontdesk.oauth.forms import AuthorizationCodeRequest, read_form, token_request
+from frontdesk.oauth.rendering import JSON, NO_STORE
+
+log = structlog.get_logger(__name__)
+
+
+class Token:
+    def __init__(self, services: OAuthServices) -> None:
+        self._services = services
+
+    async def token(self, request: Request) -> Response:
+        services = self._services
+        signin = await services.signin_company(request)
+        form = await read_form(request)
+        client_id = await authenticated_client(services, request, signin, form)
+        grant = token_request(form)
+        tenant = signin.tenant_key
+        # RFC 8707 2.2: tokens here are for this company's MCP endpoint and nothing else.
+        if grant.resource is not None and grant.resource.rstrip("/") != services.settings.mcp_url(
+            tenant
+        ):
+            raise InvalidTarget("resource must be this company's MCP endpoint")
+        if isinstance(grant, AuthorizationCodeRequest):
+            body = await services.grants.redeem_code(tenant, client_id, signin.setup, form)
+        else:
+            body = await services.grants.refresh(tenant, client_id, signin.setup, form)
+        log.info("tokens_issued", tenant=tenant, client_id=client_id, grant=grant.grant_type)
+        return JSON(body, headers=NO_STORE)
