@@ -1,15 +1,20 @@
 """The MCP conformance suite (npm ``@modelcontextprotocol/conformance``, pinned in
-tests/conformance/package.json) against Frontdesk running as a real process, serving the
-conformance company of tests/conformance/companies.yaml.
+tests/conformance/package.json) against Frontdesk running as a real process.
 
-Every server scenario runs, the pending ones too (``--suite all``): each one a JSON-only
-endpoint can pass must pass, and the rest are listed, with their reasons, in
-tests/conformance/expected-failures.yaml.
+Server mode, against the conformance company of tests/conformance/companies.yaml: every
+scenario the 2025-11-25 revision lists runs, the unscored and pending ones too
+(``--requirements 2025-11-25``); each one a JSON-only endpoint can pass must pass, and the rest
+are listed, with their reasons, in tests/conformance/expected-failures.yaml.
+
+Authorization mode, against initech's authorization server: its metadata, then a whole
+authorization code grant, once for a registered client and once for a client id that is a
+metadata document; every check must pass, with no warning.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -17,11 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
 from tests.conftest import ROOT
-from tests.live.conftest import LiveService, running_service
+from tests.live.conftest import LiveService, documents_environment, free_port, running_service
+from tests.live.interactive_client import ClientRun, run_signing_in
+from tests.support.https_documents import HttpsDocuments, run_https_documents
 from tests.support.npm import ensure_installed, node_major
 
 pytestmark = [pytest.mark.live, pytest.mark.interop]
@@ -34,14 +42,24 @@ NODE = CONFORMANCE / "node_modules" / ".bin" / "node"
 SUITE = CONFORMANCE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 MIN_NODE_MAJOR = 22
 SUITE_TIMEOUT = 300
+# The suite itself waits five minutes for the browser; the played one takes a second or two.
+AUTHORIZATION_TIMEOUT = 60.0
 OUTPUT_TAIL = 6_000
 TENANT_KEY = "conformance"
+# The 2025-11-25 revision: server mode at 2026-07-28 is issue 21's work.
+REQUIREMENTS = "2025-11-25"
+SIGN_IN_TENANT = "initech"
+AUTHORIZATION_SCENARIOS = {"authorization-server-metadata-endpoint", "authorization-code-grant"}
+CLIENT_DOCUMENT_PATH = "/clients/conformance.json"
 
-# The suite saves each scenario's checks in <output>/server-<scenario>-<ISO time>/checks.json.
-_RESULT_DIR = re.compile(r"server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z")
+# The suite saves each scenario's checks in <output>/<mode>-<scenario>-<ISO time>/checks.json,
+# <mode> being "server" or "authorization-server".
+_TIMESTAMP = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z"
+_SERVER_RESULT_DIR = re.compile(rf"server-(?P<scenario>.+)-{_TIMESTAMP}")
+_AUTHORIZATION_RESULT_DIR = re.compile(rf"authorization-server-(?P<scenario>.+)-{_TIMESTAMP}")
 _SUMMARY = "=== SUMMARY ==="
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-# The suite counts a scenario as failed when any check is a failure or a warning.
+# A warning fails a scenario here, though the suite's exit code counts failures only.
 _FAILING = frozenset({"FAILURE", "WARNING"})
 
 
@@ -83,11 +101,13 @@ class SuiteRun:
         )
 
 
-def read_results(output_dir: Path) -> dict[str, ScenarioResult]:
+def read_results(
+    output_dir: Path, result_dir: re.Pattern[str] = _SERVER_RESULT_DIR
+) -> dict[str, ScenarioResult]:
     """Every scenario's checks.json under the suite's output directory, by scenario name."""
     results: dict[str, ScenarioResult] = {}
     for checks_file in sorted(output_dir.glob("*/checks.json")):
-        match = _RESULT_DIR.fullmatch(checks_file.parent.name)
+        match = result_dir.fullmatch(checks_file.parent.name)
         assert match is not None, f"unexpected result folder {checks_file.parent.name}"
         scenario = match["scenario"]
         assert scenario not in results, f"{scenario} has two result folders"
@@ -111,12 +131,26 @@ def conformance_node() -> Path:
 
 
 @pytest.fixture(scope="module")
-def conformance_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveService]:
-    """Frontdesk on SQLite, serving the test companies plus the conformance company."""
+def client_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpsDocuments]:
+    """A real HTTPS server with a CA of its own, publishing client metadata documents."""
+    with run_https_documents(tmp_path_factory.mktemp("client-documents")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def conformance_service(
+    tmp_path_factory: pytest.TempPathFactory, client_documents: HttpsDocuments
+) -> Iterator[LiveService]:
+    """Frontdesk on SQLite, serving the test companies plus the conformance company, able to
+    fetch client metadata documents from the tests' HTTPS server."""
     workdir = tmp_path_factory.mktemp("conformance")
     database_url = f"sqlite+aiosqlite:///{workdir / 'frontdesk.db'}"
     with running_service(
-        "sqlite", database_url, workdir, extra_companies_files=[COMPANIES]
+        "sqlite",
+        database_url,
+        workdir,
+        extra_companies_files=[COMPANIES],
+        extra_env=documents_environment(client_documents),
     ) as service:
         yield service
 
@@ -127,7 +161,7 @@ def suite_run(
     conformance_service: LiveService,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> SuiteRun:
-    """The whole server suite run once against the conformance company."""
+    """The server suite of the 2025-11-25 revision run once against the conformance company."""
     output_dir = tmp_path_factory.mktemp("conformance-results")
     command = [
         str(conformance_node),
@@ -135,8 +169,8 @@ def suite_run(
         "server",
         "--url",
         conformance_service.mcp_url(TENANT_KEY),
-        "--suite",
-        "all",
+        "--requirements",
+        REQUIREMENTS,
         "--output-dir",
         str(output_dir),
         "--expected-failures",
@@ -183,14 +217,15 @@ def test_every_scenario_passes_except_the_expected_failures(suite_run: SuiteRun)
     )
 
 
-def test_expected_failures_fail_only_for_want_of_a_stream(suite_run: SuiteRun) -> None:
-    """Each expected failure is a missing server-to-client message, never a broken reply."""
+def test_expected_failures_fail_only_for_their_listed_reasons(suite_run: SuiteRun) -> None:
+    """Each expected failure is a missing server-to-client message or a stateless session id."""
     reasons = {
         "No log notifications received",
         "No progress notifications received",
         "Server did not request sampling from client",
         "Server did not request elicitation from client",
-        "Failed: MCP error -32601: Method not found: resources/subscribe",
+        "Failed: Method not found: resources/subscribe",
+        "Expected 404 on terminated session ID, got 200",
     }
     for name in expected_failures():
         for check in suite_run.results[name].checks:
@@ -207,3 +242,120 @@ def test_dns_rebinding_protection_refuses_a_foreign_host(suite_run: SuiteRun) ->
     assert rejected["details"]["statusCode"] == 421
     assert accepted["status"] == "SUCCESS", accepted
     assert accepted["details"]["statusCode"] == 200
+
+
+@dataclass(frozen=True)
+class AuthorizationRun:
+    """One run of the suite's authorization mode, with the browser played for its grant."""
+
+    client: ClientRun
+    results: dict[str, ScenarioResult]
+
+    def report(self) -> str:
+        return self.client.report()
+
+
+async def run_authorization_mode(
+    node: Path, service: LiveService, client_id: str, port: int, output_dir: Path
+) -> AuthorizationRun:
+    """Both authorization scenarios against initech as ``client_id``, its redirect on ``port``.
+
+    The suite prints the authorize URL for a person and waits for the redirect on
+    http://127.0.0.1:<port>/callback; the customer's browser is played for it.
+    """
+    issuer = f"{service.base_url}/v1/{SIGN_IN_TENANT}/oauth"
+    command = [
+        str(node),
+        str(SUITE),
+        "authorization",
+        "--url",
+        issuer,
+        "--client-id",
+        client_id,
+        "--port",
+        str(port),
+        "--resource",
+        service.mcp_url(SIGN_IN_TENANT),
+        "--output-dir",
+        str(output_dir),
+    ]
+    client = await run_signing_in(
+        command,
+        authorize_url=re.compile(rf"^({re.escape(issuer)}/authorize\?\S+)$"),
+        listening=re.compile(r"^Callback server started"),
+        cwd=CONFORMANCE,
+        env=dict(os.environ),
+        deadline=AUTHORIZATION_TIMEOUT,
+    )
+    return AuthorizationRun(client, read_results(output_dir, _AUTHORIZATION_RESULT_DIR))
+
+
+def assert_every_check_passes(run: AuthorizationRun) -> None:
+    """Both scenarios ran and every check succeeded: no failure, no warning, nothing skipped."""
+    assert set(run.results) == AUTHORIZATION_SCENARIOS, run.report()
+    problems = [
+        f"{check.get('id')}: {check.get('status')}: {check.get('errorMessage', '')}"
+        for result in run.results.values()
+        for check in result.checks
+        if check.get("status") != "SUCCESS"
+    ]
+    assert not problems, "\n".join(problems) + f"\n\n{run.report()}"
+    assert run.client.returncode == 0, run.report()
+    [callback] = run.client.callbacks
+    assert callback.status_code == 200, run.report()
+
+
+async def test_authorization_mode_passes_for_a_registered_client(
+    conformance_node: Path, conformance_service: LiveService, tmp_path: Path
+) -> None:
+    """Metadata and a whole code grant for a registered client pass with no warning."""
+    port = free_port()
+    async with httpx.AsyncClient(timeout=30.0) as http:
+        registered = await http.post(
+            f"{conformance_service.base_url}/v1/{SIGN_IN_TENANT}/oauth/register",
+            json={
+                "client_name": "MCP conformance suite",
+                "redirect_uris": [f"http://127.0.0.1:{port}/callback"],
+            },
+        )
+    assert registered.status_code == 201, registered.text
+
+    run = await run_authorization_mode(
+        conformance_node, conformance_service, registered.json()["client_id"], port, tmp_path
+    )
+
+    assert_every_check_passes(run)
+    metadata = run.results["authorization-server-metadata-endpoint"].checks
+    cimd = next(check for check in metadata if check["id"] == "authorization-server-metadata-cimd")
+    assert cimd["details"] == {"client_id_metadata_document_supported": True}
+
+
+async def test_authorization_mode_passes_for_a_client_id_metadata_document(
+    conformance_node: Path,
+    conformance_service: LiveService,
+    client_documents: HttpsDocuments,
+    tmp_path: Path,
+) -> None:
+    """A code grant whose client id is an HTTPS metadata document passes, no registration."""
+    port = free_port()
+    client_id = client_documents.url(CLIENT_DOCUMENT_PATH)
+    client_documents.serve_json(
+        CLIENT_DOCUMENT_PATH,
+        {
+            "client_id": client_id,
+            "client_name": "MCP conformance suite (metadata document)",
+            "redirect_uris": [f"http://127.0.0.1:{port}/callback"],
+            "grant_types": ["authorization_code"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        },
+    )
+
+    run = await run_authorization_mode(
+        conformance_node, conformance_service, client_id, port, tmp_path
+    )
+
+    assert_every_check_passes(run)
+    assert client_documents.requests(CLIENT_DOCUMENT_PATH) >= 1
+    [consent_page] = run.client.browser.consent_pages
+    assert "MCP conformance suite (metadata document)" in consent_page

@@ -22,6 +22,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.conftest import COMPANIES_FILE, POSTGRES_ADMIN_URL, ROOT, TEST_SECRET, needs_service
+from tests.support.https_documents import HttpsDocuments, run_https_documents
 
 START_DEADLINE = 30.0
 STOP_DEADLINE = 10.0
@@ -286,6 +287,55 @@ def live_service(
         database_url = str(request.getfixturevalue("live_postgres_url"))
     with running_service(backend, database_url, workdir) as service:
         yield service
+
+
+@pytest.fixture(scope="session")
+def https_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpsDocuments]:
+    """A real HTTPS server with a CA of its own, where tests publish client metadata documents."""
+    with run_https_documents(tmp_path_factory.mktemp("https-documents")) as server:
+        yield server
+
+
+def documents_environment(documents: HttpsDocuments) -> dict[str, str]:
+    """What lets a service fetch client metadata documents from ``documents``: it trusts the
+    tests' CA, and loopback is let through the address policy (a test-only setting)."""
+    return {**documents.environment(), "FRONTDESK_BACKEND_ALLOWED_NETWORKS": "127.0.0.0/8"}
+
+
+@pytest.fixture(
+    scope="session",
+    params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
+)
+def documents_live_service(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    https_documents: HttpsDocuments,
+) -> Iterator[LiveService]:
+    """Frontdesk as ``live_service``, also able to fetch client metadata documents from
+    ``https_documents``, once per backend (a URL client id is stored with every grant)."""
+    backend: str = request.param
+    workdir = tmp_path_factory.mktemp(f"live-documents-{backend}")
+    environment = documents_environment(https_documents)
+    with contextlib.ExitStack() as stack:
+        if backend == "sqlite":
+            database_url = f"sqlite+aiosqlite:///{workdir / 'frontdesk.db'}"
+        else:
+            database_url = stack.enter_context(postgres_database())
+        yield stack.enter_context(
+            running_service(backend, database_url, workdir, extra_env=environment)
+        )
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[str]:
+    """A database of its own on the local PostgreSQL, dropped on exit."""
+    needs_service("PostgreSQL", "127.0.0.1", 5432)
+    name = f"frontdesk_live_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_create_database(name))
+    try:
+        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    finally:
+        asyncio.run(_drop_database(name))
 
 
 @pytest.hookimpl(wrapper=True)

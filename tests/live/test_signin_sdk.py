@@ -8,9 +8,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from typing import Any
-from urllib.parse import urljoin
 
 import httpx
 import httpx2
@@ -27,15 +25,16 @@ from mcp.shared.auth import (
 from pydantic import AnyUrl
 
 from tests.live.conftest import LiveService
+from tests.live.customer_browser import EMAIL, NAME, CustomerBrowser, Step
+from tests.support.https_documents import HttpsDocuments
 
 pytestmark = pytest.mark.live
 
 TENANT = "initech"
 CLIENT_NAME = "Frontdesk SDK tests"
+DOCUMENT_CLIENT_NAME = "Frontdesk SDK tests (metadata document)"
 # Never requested: the played browser reads the redirect to it instead of following it.
 REDIRECT_URI = "http://127.0.0.1:33418/callback"
-EMAIL = "ada@example.com"
-NAME = "Ada Lovelace"
 SIGNED_IN_AS = {
     "guest": False,
     "subject": f"dev:{EMAIL}",
@@ -45,15 +44,6 @@ SIGNED_IN_AS = {
 }
 SECURITY_SCHEMES = [{"type": "noauth"}, {"type": "oauth2", "scopes": ["profile", "email"]}]
 TIMEOUT = 30.0
-
-
-@dataclass(frozen=True)
-class Step:
-    """One HTTP exchange as seen on the wire: method, path and status."""
-
-    method: str
-    path: str
-    status: int
 
 
 class MemoryStorage:
@@ -77,64 +67,23 @@ class MemoryStorage:
 
 
 @dataclass
-class Form:
-    action: str
-    fields: dict[str, str]
-
-
-class _FirstForm(HTMLParser):
-    """The first <form> of a page: its action and its named inputs' values."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.form: Form | None = None
-        self._open = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {name: value or "" for name, value in attrs}
-        if tag == "form" and self.form is None:
-            self.form = Form(values.get("action", ""), {})
-            self._open = True
-        elif tag == "input" and self._open and self.form is not None and values.get("name"):
-            self.form.fields[values["name"]] = values.get("value", "")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "form":
-            self._open = False
-
-
-def first_form(response: httpx.Response) -> Form:
-    parser = _FirstForm()
-    parser.feed(response.text)
-    assert parser.form is not None, f"no form at {response.url}: {response.text[:500]}"
-    return Form(urljoin(str(response.url), parser.form.action), parser.form.fields)
-
-
-@dataclass
 class DevLoginBrowser:
-    """The customer's browser, played with httpx: Allow on the consent page, then the dev login.
+    """The SDK's redirect and callback handlers: ``open`` plays the customer's browser (Allow
+    on the consent page, then the dev login) and ``callback`` hands the SDK the code."""
 
-    ``open`` is the SDK's redirect handler and ``callback`` its callback handler.
-    """
-
-    steps: list[Step] = field(default_factory=list)
-    consent_pages: list[str] = field(default_factory=list)
+    browser: CustomerBrowser = field(default_factory=CustomerBrowser)
     redirect: httpx.URL | None = None
 
+    @property
+    def steps(self) -> list[Step]:
+        return self.browser.steps
+
+    @property
+    def consent_pages(self) -> list[str]:
+        return self.browser.consent_pages
+
     async def open(self, authorize_url: str) -> None:
-        async with httpx.AsyncClient(timeout=TIMEOUT) as browser:
-            consent = await self._visit(browser, "GET", authorize_url)
-            self.consent_pages.append(consent.text)
-            form = first_form(consent)
-            allowed = await self._visit(
-                browser, "POST", form.action, {**form.fields, "decision": "allow"}
-            )
-            login = await self._visit(browser, "GET", allowed.headers["location"])
-            form = first_form(login)
-            signed_in = await self._visit(
-                browser, "POST", form.action, {**form.fields, "email": EMAIL, "name": NAME}
-            )
-        self.redirect = httpx.URL(signed_in.headers["location"])
+        self.redirect = await self.browser.sign_in(authorize_url)
 
     async def callback(self) -> AuthorizationCodeResult:
         assert self.redirect is not None
@@ -142,18 +91,6 @@ class DevLoginBrowser:
         return AuthorizationCodeResult(
             code=params["code"], state=params.get("state"), iss=params.get("iss")
         )
-
-    async def _visit(
-        self,
-        browser: httpx.AsyncClient,
-        method: str,
-        url: str,
-        form: dict[str, str] | None = None,
-    ) -> httpx.Response:
-        response = await browser.request(method, url, data=form)
-        self.steps.append(Step(method, response.url.path, response.status_code))
-        assert response.status_code in (200, 303), response.text[:500]
-        return response
 
 
 @dataclass
@@ -178,8 +115,14 @@ class SdkSession:
 
 
 @contextlib.asynccontextmanager
-async def sdk_session(service: LiveService) -> AsyncIterator[SdkSession]:
-    """The SDK connected as a guest to initech, ready to sign a customer in when challenged."""
+async def sdk_session(
+    service: LiveService, client_metadata_url: str | None = None
+) -> AsyncIterator[SdkSession]:
+    """The SDK connected as a guest to initech, ready to sign a customer in when challenged.
+
+    With ``client_metadata_url`` the SDK uses it as its client id where the authorization
+    server says it supports metadata documents, and registers otherwise.
+    """
     storage = MemoryStorage()
     browser = DevLoginBrowser()
     provider = OAuthClientProvider(
@@ -188,6 +131,7 @@ async def sdk_session(service: LiveService) -> AsyncIterator[SdkSession]:
         storage,
         redirect_handler=browser.open,
         callback_handler=browser.callback,
+        client_metadata_url=client_metadata_url,
     )
     traffic: list[Step] = []
 
@@ -205,9 +149,11 @@ async def sdk_session(service: LiveService) -> AsyncIterator[SdkSession]:
 
 
 @contextlib.asynccontextmanager
-async def signed_in(service: LiveService) -> AsyncIterator[SdkSession]:
+async def signed_in(
+    service: LiveService, client_metadata_url: str | None = None
+) -> AsyncIterator[SdkSession]:
     """An SDK session whose first whoami signed the customer in."""
-    async with sdk_session(service) as session:
+    async with sdk_session(service, client_metadata_url) as session:
         first = await session.client.call_tool("whoami", {})
         assert first.structured_content == SIGNED_IN_AS, first
         yield session
@@ -377,3 +323,80 @@ async def test_guest_tool_listing_offers_both_security_schemes_on_every_tool(
     for sdk_tool in sdk_listing.tools:
         assert sdk_tool.meta is not None
         assert sdk_tool.meta["securitySchemes"] == SECURITY_SCHEMES, sdk_tool.name
+
+
+def publish_client_document(documents: HttpsDocuments, path: str) -> str:
+    """A client metadata document for the SDK at ``path``; its URL is the client id."""
+    client_id = documents.url(path)
+    documents.serve_json(
+        path,
+        {
+            "client_id": client_id,
+            "client_name": DOCUMENT_CLIENT_NAME,
+            "redirect_uris": [REDIRECT_URI],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        },
+    )
+    return client_id
+
+
+async def test_sdk_signs_in_with_a_client_id_metadata_document_and_registers_nothing(
+    documents_live_service: LiveService, https_documents: HttpsDocuments
+) -> None:
+    """With client_metadata_url the SDK's client id is that URL: no registration, one sign-in."""
+    client_id = publish_client_document(https_documents, "/clients/python-sdk-signin.json")
+
+    async with sdk_session(documents_live_service, client_id) as session:
+        result = await session.client.call_tool("whoami", {})
+
+    assert result.structured_content == SIGNED_IN_AS
+    oauth = f"/v1/{TENANT}/oauth"
+    assert not any(step.path == f"{oauth}/register" for step in session.traffic), session.traffic
+    assert_in_order(
+        session.traffic,
+        [
+            Step("POST", f"/v1/{TENANT}/mcp", 401),
+            Step("GET", f"/.well-known/oauth-authorization-server{oauth}", 200),
+            Step("POST", f"{oauth}/token", 200),
+            Step("POST", f"/v1/{TENANT}/mcp", 200),
+        ],
+    )
+    assert session.client_id == client_id
+    assert https_documents.requests("/clients/python-sdk-signin.json") >= 1
+    [consent_page] = session.browser.consent_pages
+    assert DOCUMENT_CLIENT_NAME in consent_page
+    redirect = session.browser.redirect
+    assert redirect is not None
+    assert str(redirect.copy_with(query=None)) == REDIRECT_URI
+    assert session.tokens.refresh_token is not None
+
+
+async def test_sdk_refreshes_and_revokes_as_a_client_id_metadata_document(
+    documents_live_service: LiveService, https_documents: HttpsDocuments
+) -> None:
+    """The token and revoke endpoints take the URL client id: refresh, then revoke, both work."""
+    client_id = publish_client_document(https_documents, "/clients/python-sdk-refresh.json")
+
+    async with signed_in(documents_live_service, client_id) as session:
+        before = session.tokens
+        session.provider.context.token_expiry_time = time.time() - 1
+        since = len(session.traffic)
+        refreshed = await session.client.call_tool("whoami", {})
+        after = session.tokens
+        refresh_traffic = session.traffic[since:]
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            revoked = await http.post(
+                oauth_url(documents_live_service, "revoke"),
+                data={"token": after.refresh_token or "", "client_id": client_id},
+            )
+            after_revoke = await call_whoami(http, documents_live_service, after.access_token)
+
+    assert refreshed.structured_content == SIGNED_IN_AS
+    assert refresh_traffic[0] == Step("POST", f"/v1/{TENANT}/oauth/token", 200)
+    assert len(session.browser.consent_pages) == 1, "the refresh must not open the browser again"
+    assert after.refresh_token not in (None, before.refresh_token)
+    assert revoked.status_code == 200, revoked.text
+    # RFC 7009 2.1: revoking the refresh token ends the access tokens of its grant too.
+    assert after_revoke.status_code == 401

@@ -1,23 +1,39 @@
 """The MCP TypeScript SDK's own client (npm ``@modelcontextprotocol/sdk``, pinned in
 tests/interop/package.json) against Frontdesk running as a real process: it connects with
-``StreamableHTTPClientTransport`` and runs tests/interop/ts_client.mjs."""
+``StreamableHTTPClientTransport`` and runs tests/interop/ts_client.mjs; its OAuth client signs
+a customer in through tests/interop/ts_signin.mjs, registered or as a metadata document."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 from typing import Any
 
 import pytest
 
 from tests.conftest import ROOT
-from tests.live.conftest import LiveService
+from tests.live.conftest import LiveService, free_port
+from tests.live.interactive_client import run_signing_in
+from tests.support.https_documents import HttpsDocuments
 from tests.support.npm import ensure_installed, system_node
 
 pytestmark = [pytest.mark.live, pytest.mark.interop]
 
 INTEROP = ROOT / "tests" / "interop"
 CLIENT_SCRIPT = INTEROP / "ts_client.mjs"
+SIGNIN_SCRIPT = INTEROP / "ts_signin.mjs"
+SIGN_IN_TENANT = "initech"
+SIGNED_IN_AS = {
+    "guest": False,
+    "subject": "dev:ada@example.com",
+    "email": "ada@example.com",
+    "name": "Ada Lovelace",
+    "scopes": ["email", "profile"],
+}
+DOCUMENT_PATH = "/clients/typescript-sdk.json"
+DOCUMENT_CLIENT_NAME = "Frontdesk TypeScript SDK tests (metadata document)"
 # The SDK's engines field asks for Node 18+; the interop tools share one floor.
 MIN_NODE_MAJOR = 20
 RUN_TIMEOUT = 60
@@ -87,3 +103,72 @@ def test_typescript_client_accepts_structured_content_matching_the_output_schema
     assert structured["count"] == 2
     assert [product["sku"] for product in structured["products"]] == ["BRA-CERR", "SUM-MAND"]
     assert json.loads(search["content"][0]["text"]) == structured
+
+
+async def sign_in(
+    node: str, service: LiveService, client_metadata_url: str | None = None
+) -> dict[str, Any]:
+    """What ts_signin.mjs saw signing Ada in at initech, the browser played for it."""
+    port = free_port()
+    command = [node, str(SIGNIN_SCRIPT), service.mcp_url(SIGN_IN_TENANT), str(port)]
+    if client_metadata_url is not None:
+        command.append(client_metadata_url)
+    run = await run_signing_in(
+        command,
+        authorize_url=re.compile(r"^authorize: (\S+)$"),
+        cwd=INTEROP,
+        env=dict(os.environ),
+        deadline=RUN_TIMEOUT,
+    )
+    assert run.returncode == 0, run.report()
+    assert len(run.authorize_urls) == 1, run.report()
+    output: dict[str, Any] = json.loads(run.stdout[-1])
+    output["consentPages"] = run.browser.consent_pages
+    return output
+
+
+def paths(output: dict[str, Any]) -> list[str]:
+    return [step["path"] for step in output["traffic"]]
+
+
+async def test_typescript_client_signs_in_by_registering_and_refreshes(
+    sdk_node: str, live_service: LiveService
+) -> None:
+    """Without a metadata document the SDK registers, signs Ada in, and later refreshes."""
+    output = await sign_in(sdk_node, live_service)
+
+    oauth = f"/v1/{SIGN_IN_TENANT}/oauth"
+    assert f"{oauth}/register" in paths(output)
+    assert output["clientId"].startswith("fdc_")
+    assert output["iss"] == f"{live_service.base_url}{oauth}"
+    assert output["signedIn"]["structuredContent"] == SIGNED_IN_AS
+    assert output["afterRefresh"]["structuredContent"] == SIGNED_IN_AS
+    assert output["refreshed"] is True
+
+
+async def test_typescript_client_signs_in_with_a_client_id_metadata_document(
+    sdk_node: str, documents_live_service: LiveService, https_documents: HttpsDocuments
+) -> None:
+    """With clientMetadataUrl the SDK's client id is that URL, for sign-in and refresh alike."""
+    client_id = https_documents.url(DOCUMENT_PATH)
+    https_documents.serve_json(
+        DOCUMENT_PATH,
+        {
+            "client_id": client_id,
+            "client_name": DOCUMENT_CLIENT_NAME,
+            # RFC 8252 7.3: the port is the one the client finds free when it starts.
+            "redirect_uris": ["http://127.0.0.1/callback"],
+            "token_endpoint_auth_method": "none",
+        },
+    )
+
+    output = await sign_in(sdk_node, documents_live_service, client_id)
+
+    assert f"/v1/{SIGN_IN_TENANT}/oauth/register" not in paths(output)
+    assert output["clientId"] == client_id
+    assert https_documents.requests(DOCUMENT_PATH) >= 1
+    [consent_page] = output["consentPages"]
+    assert DOCUMENT_CLIENT_NAME in consent_page
+    assert output["signedIn"]["structuredContent"] == SIGNED_IN_AS
+    assert output["afterRefresh"]["structuredContent"] == SIGNED_IN_AS
+    assert output["refreshed"] is True
