@@ -95,7 +95,7 @@ class Services:
                 ClientRepository(database.engine), ClientDocuments(outbound, addresses)
             ),
             customers=CustomerRepository(database.engine),
-            grants=Grants(_grant_repository(database)),
+            grants=Grants(_grant_repository(database), settings.refresh_retry_seconds),
             outbound=outbound,
             logins=LoginConnectors(settings, outbound),
         )

@@ -85,6 +85,11 @@ class Settings(BaseModel):
     # Hosts accepted in addition to the base URL's own (DNS-rebinding protection).
     allowed_hosts: list[str] = Field(default_factory=list)
     cors_origins: list[str] = Field(default_factory=lambda: ["*"])
+    # How long after a refresh an unused new pair may be replaced, when the client sends the
+    # same refresh token again because it lost the answer (a timeout, a cut connection); 0
+    # turns retries off, so that any second use ends the token family (RFC 9700 4.14.2).
+    # At most 10 minutes: for that long a stolen spent token could replace an unused pair.
+    refresh_retry_seconds: int = Field(default=60, ge=0, le=600)
     seed_demo: bool | None = None
     auto_migrate: bool = True
     log_level: str = "INFO"

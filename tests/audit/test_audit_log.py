@@ -39,9 +39,11 @@ async def test_a_sign_in_records_registration_and_issuance(
 async def test_refresh_reuse_is_recorded_with_the_family_revocation(
     app: Frontdesk, client: httpx.AsyncClient
 ) -> None:
-    """A spent refresh token presented again records reuse and the family's revocation."""
+    """A spent refresh token presented again, once its new pair is in use, records reuse
+    and the family's revocation."""
     tokens = await flows.obtain_tokens(client)
-    assert (await flows.refresh(client, tokens)).status_code == 200
+    refreshed = flows.tokens_of(await flows.refresh(client, tokens), tokens.client_id)
+    assert (await flows.whoami(client, refreshed.access)).status_code == 200
     assert (await flows.refresh(client, tokens)).status_code == 400
     kinds = [event["event"] for event in await events_of(app)]
     assert kinds == [

@@ -1,5 +1,7 @@
 """Single use under concurrency, on SQLite and PostgreSQL (DESIGN: a code or refresh token is
-spent by one conditional UPDATE, so of many concurrent redemptions exactly one wins)."""
+spent by one conditional UPDATE, so of many concurrent redemptions exactly one wins; a
+refresh that loses decides again, and may then be a retry that supersedes the winner's
+unused pair)."""
 
 from __future__ import annotations
 
@@ -44,21 +46,24 @@ async def test_parallel_redemptions_of_one_code_issue_exactly_one_pair(
     assert (await flows.refresh(client, tokens)).status_code == 400
 
 
-async def test_parallel_refreshes_of_one_token_issue_at_most_one_pair(
+async def test_parallel_refreshes_of_one_token_leave_exactly_one_live_pair(
     client: httpx.AsyncClient,
 ) -> None:
-    """20 refreshes at once: one 200, nineteen invalid_grant, and the family ends revoked."""
+    """20 refreshes at once: each a new pair or invalid_grant, and of every pair handed out
+    exactly one works. Nobody used a pair in between, so the later ones were retries that
+    superseded the earlier (oauth.refresh), and the family lives on."""
     tokens = await flows.obtain_tokens(client)
     responses = await asyncio.gather(*(flows.refresh(client, tokens) for _ in range(PARALLEL)))
-    assert outcomes(list(responses)) == Counter(
-        {(200, "ok"): 1, (400, "invalid_grant"): PARALLEL - 1}
-    )
-    winner = next(response for response in responses if response.status_code == 200)
-    newest = flows.tokens_of(winner, tokens.client_id)
-    # The losers presented a token that was spent: reuse, so the family is revoked (RFC 9700).
-    assert (await flows.whoami(client, newest.access)).status_code == 401
-    assert (await flows.refresh(client, newest)).status_code == 400
-    assert (await flows.whoami(client, tokens.access)).status_code == 401
+    assert set(outcomes(list(responses))) <= {(200, "ok"), (400, "invalid_grant")}
+    issued = [
+        flows.tokens_of(response, tokens.client_id)
+        for response in responses
+        if response.status_code == 200
+    ]
+    assert issued
+    live = [pair for pair in issued if (await flows.whoami(client, pair.access)).status_code == 200]
+    assert len(live) == 1
+    assert (await flows.refresh(client, live[0])).status_code == 200
 
 
 async def test_parallel_sign_ins_of_one_new_customer_record_them_once(

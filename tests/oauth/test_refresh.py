@@ -1,5 +1,7 @@
 """The refresh-token grant: single use, rotation, and reuse detection (SPEC 3.2, 8;
-DESIGN: a used refresh token revokes its family, RFC 9700 4.14)."""
+DESIGN: a used refresh token revokes its family, RFC 9700 4.14). A spent token sent again
+while the pair it produced is unused is a retry (tests/oauth/test_refresh_retries.py): here
+the new pair is used first, so a second use is reuse."""
 
 from __future__ import annotations
 
@@ -46,9 +48,10 @@ async def test_a_refresh_token_can_be_refreshed_along_a_chain(client: httpx.Asyn
 
 
 async def test_a_refresh_token_works_only_once(client: httpx.AsyncClient) -> None:
-    """The same refresh token a second time: invalid_grant."""
+    """The same refresh token a second time, once its new pair is in use: invalid_grant."""
     tokens = await flows.obtain_tokens(client)
-    assert (await flows.refresh(client, tokens)).status_code == 200
+    newest = flows.tokens_of(await flows.refresh(client, tokens), tokens.client_id)
+    assert (await flows.whoami(client, newest.access)).status_code == 200
     assert_invalid_grant(await flows.refresh(client, tokens))
 
 
@@ -70,7 +73,8 @@ async def test_reuse_leaves_other_families_alone(client: httpx.AsyncClient) -> N
     client_id = await flows.register(client)
     stolen = await flows.obtain_tokens(client, client_id=client_id)
     other = await flows.obtain_tokens(client, client_id=client_id)
-    assert (await flows.refresh(client, stolen)).status_code == 200
+    newest = flows.tokens_of(await flows.refresh(client, stolen), client_id)
+    assert (await flows.whoami(client, newest.access)).status_code == 200
     assert_invalid_grant(await flows.refresh(client, stolen))
     assert (await flows.whoami(client, other.access)).status_code == 200
     assert (await flows.refresh(client, other)).status_code == 200
@@ -120,15 +124,27 @@ async def test_a_refresh_cannot_widen_the_scope(client: httpx.AsyncClient, scope
     assert_invalid_grant(await flows.refresh(client, tokens, scope=scope), "invalid_scope")
 
 
-@pytest.mark.parametrize("scope", ["profile", "admin", "email admin"])
+@pytest.mark.parametrize("scope", ["profile", "profile admin"])
 async def test_a_refused_scope_leaves_the_refresh_token_unspent(
     client: httpx.AsyncClient, scope: str
 ) -> None:
-    """A refresh refused for its scope (one not granted, or one no grant holds) spends
-    nothing: the same token then refreshes with the granted scope."""
+    """A refresh refused for its scope (an offered one not granted) spends nothing: the
+    same token then refreshes with the granted scope."""
     tokens = await flows.obtain_tokens(client, scope="email")
     assert_invalid_grant(await flows.refresh(client, tokens, scope=scope), "invalid_scope")
     response = await flows.refresh(client, tokens)
+    assert response.status_code == 200, response.text
+    assert response.json()["scope"] == "email"
+
+
+@pytest.mark.parametrize("scope", ["admin", "email admin", "claudeai", "read write"])
+async def test_scopes_not_offered_are_dropped_at_refresh(
+    client: httpx.AsyncClient, scope: str
+) -> None:
+    """Scopes the service does not offer are dropped, not refused (RFC 6749 3.3): the
+    refresh keeps the granted scope."""
+    tokens = await flows.obtain_tokens(client, scope="email")
+    response = await flows.refresh(client, tokens, scope=scope)
     assert response.status_code == 200, response.text
     assert response.json()["scope"] == "email"
 

@@ -3,23 +3,29 @@ endpoint, and the bearer check on the MCP endpoint.
 
 Lifetimes come from the company's sign-in setup, capped by the contract: access tokens
 60 minutes, refresh tokens 30 days (each refresh issues a new one), codes 5 minutes.
+What presenting a refresh token means is decided in oauth.refresh; storage (behind
+oauth.storage's Protocol) only executes what is decided here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple
 
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.domain import Customer
 from frontdesk.oauth import pkce, scopes
 from frontdesk.oauth.credentials import Kind, digest, looks_like, mint
-from frontdesk.oauth.errors import InvalidGrant, InvalidRequest, InvalidScope
+from frontdesk.oauth.errors import InvalidGrant, InvalidRequest
 from frontdesk.oauth.flow import Flow
-from frontdesk.store.grants import CodeRecord, GrantRepository, NewTokens
+from frontdesk.oauth.refresh import REFUSED, RefreshState, Refuse, Retry, Reuse, Rotate, decide
+from frontdesk.oauth.storage import CodeRecord, GrantStorage, NewTokens
 
 CODE_TTL = timedelta(minutes=5)
+# Decisions one refresh may make: each after the last lost a compare-and-set to a
+# concurrent presentation of the same token, so each loss means another request progressed.
+REFRESH_DECISIONS = 3
 
 
 class Bearer(NamedTuple):
@@ -39,8 +45,10 @@ def _required(form: Mapping[str, str], name: str) -> str:
 class Grants:
     SCOPE_TEXTS_KEPT = 256
 
-    def __init__(self, repository: GrantRepository) -> None:
+    def __init__(self, repository: GrantStorage, refresh_retry_seconds: float) -> None:
         self._repository = repository
+        # How long after a rotation an unused pair may be superseded (oauth.refresh).
+        self._refresh_retry = timedelta(seconds=refresh_retry_seconds)
         self._granted_scopes: dict[str, frozenset[str]] = {}
 
     async def issue_code(self, flow: Flow, customer_id: int) -> str:
@@ -92,49 +100,33 @@ class Grants:
         self, tenant_key: str, client_id: str, setup: SigninSetup, form: Mapping[str, str]
     ) -> dict[str, Any]:
         token = _required(form, "refresh_token")
-        # openid and offline_access are dropped here too, as at authorize (DESIGN: scopes).
-        requested = frozenset((form.get("scope") or "").split()) - scopes.IGNORED
+        # RFC 6749 3.3: scopes the service does not offer are dropped, as at authorize.
+        requested = scopes.SUPPORTED_SET.intersection((form.get("scope") or "").split())
         now = datetime.now(UTC)
         token_hash = digest(token)
         tokens, response = _new_pair(setup, now)
-        # The checks are the spend's own conditions (store.grants); a scope no grant can
-        # hold is refused without trying.
-        granted = None
-        if requested <= scopes.SUPPORTED_SET:
-            granted = await self._repository.spend_refresh(
-                tenant_key, client_id, token_hash, requested, tokens, now
-            )
-        if granted is None:
-            await self._refuse_refresh(tenant_key, client_id, token_hash, requested, now)
-        response["scope"] = granted or scopes.ALL
-        return response
-
-    async def _refuse_refresh(
-        self,
-        tenant_key: str,
-        client_id: str,
-        token_hash: str,
-        requested: frozenset[str],
-        now: datetime,
-    ) -> NoReturn:
-        """Why a refresh token could not be spent, as the error to answer; a spent one
-        presented again ends its family first."""
-        refused = InvalidGrant("the refresh token is unknown, spent, revoked or expired")
-        record = await self._repository.find_refresh(tenant_key, token_hash)
-        if record is None or record.client_id != client_id or record.family_revoked:
-            raise refused
-        if record.used_at is not None:
-            # RFC 9700 4.14.2: a spent refresh token came back (or two spends raced), so one
-            # copy is in the wrong hands; end the whole family.
-            await self._repository.revoke_family(record.family_id, now, "refresh_token_reuse")
-            raise refused
-        if record.expires_at <= now:
-            raise refused
-        if not requested <= frozenset(record.scope.split()):
-            raise InvalidScope("a refresh cannot widen the granted scope")
-        # Spendable when looked up again: its family was revoked and restored in between,
-        # which nothing does; refused all the same.
-        raise refused
+        repository = self._repository
+        for _ in range(REFRESH_DECISIONS):
+            state = await repository.find_refresh(tenant_key, token_hash)
+            decision = decide(state, client_id, requested, now, self._refresh_retry)
+            match decision:
+                case Refuse(error):
+                    raise error
+                case Reuse(family_id):
+                    await repository.revoke_family(family_id, now, "refresh_token_reuse")
+                    raise InvalidGrant(REFUSED)
+                case Rotate(state=spendable):
+                    if await repository.rotate_refresh(
+                        tenant_key, token_hash, spendable, tokens, now
+                    ):
+                        return _granted_in(response, spendable)
+                case Retry(state=spent, superseded=unused):
+                    if await repository.retry_refresh(
+                        tenant_key, token_hash, spent, unused, tokens, now
+                    ):
+                        return _granted_in(response, spent)
+        # Presented again and again while this request decided: others got their pairs.
+        raise InvalidGrant(REFUSED)
 
     async def bearer(self, tenant_key: str, token: str) -> Bearer | None:
         """The customer behind a live access token of this company, or None."""
@@ -165,6 +157,12 @@ class Grants:
 
     async def revoke(self, tenant_key: str, client_id: str, token: str) -> None:
         await self._repository.revoke_token(tenant_key, client_id, digest(token), datetime.now(UTC))
+
+
+def _granted_in(response: dict[str, Any], state: RefreshState) -> dict[str, Any]:
+    # A refresh keeps the family's scope; a narrower one asked for is ignored.
+    response["scope"] = state.scope or scopes.ALL
+    return response
 
 
 def _new_pair(setup: SigninSetup, now: datetime) -> tuple[NewTokens, dict[str, Any]]:

@@ -25,20 +25,39 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import NamedTuple
 
+from frontdesk.oauth.storage import AccessRecord
 from frontdesk.store.change_feed import ChangeFeed
-from frontdesk.store.grants import AccessRecord
 from frontdesk.store.postgres import DatabaseUnavailable, DriverPool
 
 # Live tokens only: unexpired, unrevoked, of a family not revoked. The tenant is compared
 # by the caller, so one statement serves lookups from several companies.
+#
+# A token found for the first time is marked used in the same statement, which commits
+# before it answers: a refresh retry may supersede only a pair nobody has used
+# (oauth.refresh). The mark waits for a concurrent retry's row lock and rechecks the
+# revocation: a token a retry revoked meanwhile is not answered (the retry, for its part,
+# fails when the mark came first, and the refresh reads as reuse). A token already marked
+# costs the mark nothing, and only tokens not kept in memory get here.
 FIND_LIVE_ACCESS_TOKENS = """
-SELECT a.token_hash, f.tenant_key, a.expires_at, f.id, f.customer_id,
-       f.client_id, f.scope, f.resource, c.subject, c.email, c.name
-FROM access_tokens a
-JOIN token_families f ON f.id = a.family_id
-JOIN customers c ON c.id = f.customer_id
-WHERE a.token_hash = ANY($1::text[]) AND a.expires_at > $2
-  AND a.revoked_at IS NULL AND f.revoked_at IS NULL
+WITH live AS (
+    SELECT a.token_hash, f.tenant_key, a.expires_at, f.id, f.customer_id,
+           f.client_id, f.scope, f.resource, c.subject, c.email, c.name,
+           a.used_at IS NOT NULL AS used
+    FROM access_tokens a
+    JOIN token_families f ON f.id = a.family_id
+    JOIN customers c ON c.id = f.customer_id
+    WHERE a.token_hash = ANY($1::text[]) AND a.expires_at > $2
+      AND a.revoked_at IS NULL AND f.revoked_at IS NULL
+), first_use AS (
+    UPDATE access_tokens a SET used_at = coalesce(a.used_at, $2)
+    FROM live
+    WHERE a.token_hash = live.token_hash AND NOT live.used AND a.revoked_at IS NULL
+    RETURNING a.token_hash
+)
+SELECT token_hash, tenant_key, expires_at, id, customer_id,
+       client_id, scope, resource, subject, email, name
+FROM live
+WHERE used OR token_hash IN (SELECT token_hash FROM first_use)
 """
 
 

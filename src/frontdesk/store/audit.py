@@ -20,6 +20,9 @@ class Event(StrEnum):
     CLIENT_REGISTERED = "client_registered"
     TOKENS_ISSUED = "tokens_issued"
     CODE_REPLAYED = "code_replayed"
+    # A spent refresh token came back while the pair it produced was unused (oauth.refresh):
+    # that pair was revoked and a new one issued.
+    REFRESH_RETRIED = "refresh_retried"
     REFRESH_REUSE_DETECTED = "refresh_reuse_detected"
     FAMILY_REVOKED = "family_revoked"
     TOKEN_REVOKED = "token_revoked"  # noqa: S105 -- an event name, not a secret

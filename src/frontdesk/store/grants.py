@@ -1,23 +1,23 @@
-"""Authorization codes, token families, access and refresh tokens.
+"""Authorization codes, token families, access and refresh tokens: the SQLAlchemy
+backend of oauth.storage.GrantStorage, serving SQLite and PostgreSQL's rarer statements.
 
-Protocol checks (PKCE, redirect URI, client, expiry) stay in the OAuth handlers; this
-module keeps the state and makes the single-use transitions atomic: a code or refresh
-token is spent by one conditional UPDATE, and the tokens it buys are written in the same
-transaction, so of many concurrent redemptions exactly one wins and none half-issues.
-The refresh grant is the exception: its checks are the conditions of the spend itself,
-so that on PostgreSQL the whole grant is one statement (store.grants_postgres); the
-handler looks the token up only to say why a refused one was refused.
+Protocol checks and decisions stay on the OAuth side (oauth.grants, oauth.refresh); this
+module keeps the state and executes each step as a compare-and-set on the state the step
+was decided from: a code or refresh token is spent by one conditional UPDATE, and the
+tokens it buys are written in the same transaction, so of many concurrent redemptions
+exactly one wins and none half-issues.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import NamedTuple
 
-from sqlalchemy import and_, insert, select, update
+from sqlalchemy import Update, and_, func, insert, select, update
+from sqlalchemy.sql.elements import ColumnElement
 
+from frontdesk.oauth.refresh import IssuedPair, RefreshState
+from frontdesk.oauth.storage import AccessRecord, CodeRecord, NewTokens
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
 from frontdesk.store.database import for_reads
@@ -31,64 +31,14 @@ from frontdesk.store.tables import (
     token_families,
 )
 
-
-@dataclass(frozen=True, slots=True)
-class CodeRecord:
-    client_id: str
-    customer_id: int
-    redirect_uri: str
-    code_challenge: str
-    scope: str
-    resource: str | None
-    expires_at: datetime
-    used_at: datetime | None
+# The pair a spent refresh token produced: its successor refresh token and, through it, the
+# access token issued beside that one.
+_successor = refresh_tokens.alias("successor")
+_successor_access = access_tokens.alias("successor_access")
 
 
-@dataclass(frozen=True, slots=True)
-class NewTokens:
-    """Hashes and expiry times of a pair about to be issued."""
-
-    access_hash: str
-    access_expires_at: datetime
-    refresh_hash: str
-    refresh_expires_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class RefreshRecord:
-    family_id: int
-    client_id: str
-    customer_id: int
-    scope: str
-    resource: str | None
-    expires_at: datetime
-    used_at: datetime | None
-    family_revoked: bool
-
-    def spendable(self, client_id: str, requested: frozenset[str], now: datetime) -> bool:
-        """Whether this client may spend the token now for ``requested`` scopes: the
-        conditions the PostgreSQL statement (store.grants_postgres) writes in SQL."""
-        return (
-            self.client_id == client_id
-            and not self.family_revoked
-            and self.used_at is None
-            and self.expires_at > now
-            and requested <= frozenset(self.scope.split())
-        )
-
-
-class AccessRecord(NamedTuple):
-    """A live access token's grant: read on every signed-in call, so a tuple (a frozen
-    dataclass costs three times as much to build). Its expiry is not among its fields: the
-    lookup's statement compares it, and decoding the timestamp for nothing cost each
-    signed-in call a datetime."""
-
-    client_id: str
-    scope: str
-    resource: str | None
-    subject: str
-    email: str | None
-    name: str | None
+class _Superseded(Exception):
+    """A retry's compare-and-set found other state than its decision read: roll back."""
 
 
 class GrantRepository:
@@ -213,79 +163,156 @@ class GrantRepository:
 
     # Refresh tokens --------------------------------------------------------------------
 
-    async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshRecord | None:
+    async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshState | None:
         family = token_families.c
+        token = refresh_tokens.c
         query = (
             select(
-                refresh_tokens.c.family_id,
+                token.family_id,
                 family.client_id,
-                family.customer_id,
                 family.scope,
-                family.resource,
-                refresh_tokens.c.expires_at,
-                refresh_tokens.c.used_at,
+                token.expires_at,
+                token.used_at,
                 family.revoked_at,
+                token.successor_hash,
+                _successor.c.used_at,
+                _successor.c.access_hash,
+                _successor_access.c.used_at,
+                _successor_access.c.revoked_at,
             )
-            .join(token_families, token_families.c.id == refresh_tokens.c.family_id)
-            .where(refresh_tokens.c.token_hash == token_hash, family.tenant_key == tenant_key)
+            .select_from(
+                refresh_tokens.join(token_families, family.id == token.family_id)
+                .outerjoin(_successor, _successor.c.token_hash == token.successor_hash)
+                .outerjoin(
+                    _successor_access, _successor_access.c.token_hash == _successor.c.access_hash
+                )
+            )
+            .where(token.token_hash == token_hash, family.tenant_key == tenant_key)
         )
         async with self._reads.connect() as connection:
             row = (await connection.execute(query)).first()
         if row is None:
             return None
-        return RefreshRecord(
-            *row[:5], as_utc(row.expires_at), row.used_at, row.revoked_at is not None
+        (
+            family_id,
+            client_id,
+            scope,
+            expires_at,
+            used_at,
+            revoked_at,
+            successor_hash,
+            successor_used_at,
+            successor_access_hash,
+            access_used_at,
+            access_revoked_at,
+        ) = row
+        successor = None
+        if successor_hash is not None:
+            successor = IssuedPair(
+                successor_hash,
+                successor_used_at is not None,
+                successor_access_hash,
+                access_used_at is not None,
+                access_revoked_at is not None,
+            )
+        return RefreshState(
+            family_id,
+            client_id,
+            scope,
+            as_utc(expires_at),
+            None if used_at is None else as_utc(used_at),
+            revoked_at is not None,
+            successor,
         )
 
-    async def spend_refresh(
+    async def rotate_refresh(
         self,
         tenant_key: str,
-        client_id: str,
         token_hash: str,
-        requested: frozenset[str],
+        state: RefreshState,
         tokens: NewTokens,
         now: datetime,
-    ) -> str | None:
-        """Spend a live refresh token of this client and issue the next pair in its family,
-        atomically: the grant's scope, or None when the token may not be spent (unknown,
-        another client's, spent, expired, revoked, or asked for scopes its grant lacks).
-
-        Of concurrent spends of one token exactly one wins; the others get None.
-        """
-        record = await self.find_refresh(tenant_key, token_hash)
-        if record is None or not record.spendable(client_id, requested, now):
-            return None
+    ) -> bool:
         async with self._engine.begin() as connection:
-            live_family = (
-                select(token_families.c.id)
-                .where(
-                    token_families.c.id == record.family_id,
-                    token_families.c.revoked_at.is_(None),
-                )
-                .scalar_subquery()
-            )
             spent = await connection.execute(
                 update(refresh_tokens)
                 .where(
                     refresh_tokens.c.token_hash == token_hash,
                     refresh_tokens.c.used_at.is_(None),
-                    refresh_tokens.c.family_id == live_family,
+                    _family_live(state.family_id),
                 )
-                .values(used_at=now)
+                .values(used_at=now, successor_hash=tokens.refresh_hash)
             )
             if spent.rowcount != 1:
-                return None
-            await _insert_pair(connection, record.family_id, tokens, now)
+                return False
+            await _insert_pair(connection, state.family_id, tokens, now)
             await audit.record(
                 connection,
                 tenant_key,
                 Event.TOKENS_ISSUED,
                 now,
-                client_id=client_id,
-                family_id=record.family_id,
+                client_id=state.client_id,
+                family_id=state.family_id,
                 grant="refresh_token",
             )
-        return record.scope
+        return True
+
+    async def retry_refresh(
+        self,
+        tenant_key: str,
+        token_hash: str,
+        state: RefreshState,
+        superseded: IssuedPair,
+        tokens: NewTokens,
+        now: datetime,
+    ) -> bool:
+        # The presented token's row is taken first, as a rotation takes it; every other
+        # writer of these rows (a rotation of the superseded refresh token, a first use of
+        # its access token) takes one of them only, so no cycle of waits can form.
+        try:
+            async with self._engine.begin() as connection:
+                await _exactly_one(
+                    connection,
+                    update(refresh_tokens)
+                    .where(
+                        refresh_tokens.c.token_hash == token_hash,
+                        refresh_tokens.c.successor_hash == superseded.refresh_hash,
+                        _family_live(state.family_id),
+                    )
+                    .values(successor_hash=tokens.refresh_hash),
+                )
+                # Spent with no successor: presented later, it reads as reuse.
+                await _exactly_one(
+                    connection,
+                    update(refresh_tokens)
+                    .where(
+                        refresh_tokens.c.token_hash == superseded.refresh_hash,
+                        refresh_tokens.c.used_at.is_(None),
+                    )
+                    .values(used_at=now),
+                )
+                await _exactly_one(
+                    connection,
+                    update(access_tokens)
+                    .where(
+                        access_tokens.c.token_hash == superseded.access_hash,
+                        access_tokens.c.used_at.is_(None),
+                        access_tokens.c.revoked_at.is_(None),
+                    )
+                    .values(revoked_at=now),
+                )
+                await _insert_pair(connection, state.family_id, tokens, now)
+                await audit.record(
+                    connection,
+                    tenant_key,
+                    Event.REFRESH_RETRIED,
+                    now,
+                    client_id=state.client_id,
+                    family_id=state.family_id,
+                )
+        except _Superseded:
+            return False
+        return True
 
     async def revoke_family(self, family_id: int, now: datetime, reason: str) -> None:
         async with self._engine.begin() as connection:
@@ -310,6 +337,7 @@ class GrantRepository:
                 customers.c.subject,
                 customers.c.email,
                 customers.c.name,
+                access_tokens.c.used_at,
             )
             .select_from(
                 access_tokens.join(
@@ -328,7 +356,24 @@ class GrantRepository:
             row = (await connection.execute(query)).first()
         if row is None:
             return None
-        return AccessRecord(*row)
+        if row.used_at is None and not await self._mark_used(token_hash, now):
+            return None
+        return AccessRecord(*row[:6])
+
+    async def _mark_used(self, token_hash: str, now: datetime) -> bool:
+        """Record a token's first use; False when it was revoked since it was read (a
+        refresh retry superseded it, and it must not be used after all)."""
+        async with self._engine.begin() as connection:
+            marked = await connection.execute(
+                update(access_tokens)
+                .where(
+                    access_tokens.c.token_hash == token_hash,
+                    access_tokens.c.revoked_at.is_(None),
+                )
+                # Kept if another call marked it first.
+                .values(used_at=func.coalesce(access_tokens.c.used_at, now))
+            )
+        return marked.rowcount == 1
 
     # Revocation (RFC 7009) -------------------------------------------------------------
 
@@ -400,8 +445,22 @@ async def _insert_pair(
             family_id=family_id,
             expires_at=tokens.refresh_expires_at,
             created_at=now,
+            access_hash=tokens.access_hash,
         )
     )
+
+
+def _family_live(family_id: int) -> ColumnElement[bool]:
+    return (
+        select(token_families.c.id)
+        .where(token_families.c.id == family_id, token_families.c.revoked_at.is_(None))
+        .exists()
+    )
+
+
+async def _exactly_one(connection: AsyncConnection, statement: Update) -> None:
+    if (await connection.execute(statement)).rowcount != 1:
+        raise _Superseded
 
 
 async def _revoke_family(

@@ -1,13 +1,14 @@
 """The grant statements on the hot path, for PostgreSQL: the access-token lookup behind
-every signed-in call (kept in memory and batched, store.access_lookups), the refresh
-grant, and the lookup that says why a refresh was refused.
+every signed-in call (kept in memory and batched, store.access_lookups), and the two
+statements of a refresh grant.
 
-The same checks and the same atomicity as ``GrantRepository``, whose SQLAlchemy versions
-serve SQLite and every rarer statement; here each is one SQL text run on asyncpg
-(store.postgres says why). The refresh grant is a single statement: checking the token,
-spending it, writing the next pair and recording the audit event happen together or not
-at all, in one round trip, and of many concurrent spends of one token the row lock lets
-exactly one win.
+The same state and the same atomicity as ``GrantRepository``, whose SQLAlchemy versions
+serve SQLite and every rarer statement (a refresh retry among them); here each is one SQL
+text run on asyncpg (store.postgres says why). A refresh grant reads the token's state,
+oauth.refresh decides, and a rotation is one statement: spending the token on the
+condition that it is still unspent and its family live (the state the decision read),
+writing the next pair and recording the audit event happen together or not at all, in one
+round trip, and of many concurrent spends of one token the row lock lets exactly one win.
 """
 
 from __future__ import annotations
@@ -17,47 +18,50 @@ from datetime import datetime
 
 import orjson
 
+from frontdesk.oauth.refresh import IssuedPair, RefreshState
+from frontdesk.oauth.storage import AccessRecord, NewTokens
 from frontdesk.store.access_lookups import AccessLookups
 from frontdesk.store.audit import Event
 from frontdesk.store.change_feed import ChangeFeed
 from frontdesk.store.engine import AsyncEngine
-from frontdesk.store.grants import AccessRecord, GrantRepository, NewTokens, RefreshRecord
+from frontdesk.store.grants import GrantRepository
 from frontdesk.store.postgres import DriverPool
 
+# The token, its family, and the pair its latest rotation produced (when there is one).
 FIND_REFRESH = """
-SELECT r.family_id, f.client_id, f.customer_id, f.scope, f.resource, r.expires_at,
-       r.used_at, f.revoked_at IS NOT NULL
+SELECT r.family_id, f.client_id, f.scope, r.expires_at, r.used_at, f.revoked_at IS NOT NULL,
+       r.successor_hash, n.used_at IS NOT NULL, n.access_hash,
+       a.used_at IS NOT NULL, a.revoked_at IS NOT NULL
 FROM refresh_tokens r
 JOIN token_families f ON f.id = r.family_id
+LEFT JOIN refresh_tokens n ON n.token_hash = r.successor_hash
+LEFT JOIN access_tokens a ON a.token_hash = n.access_hash
 WHERE r.token_hash = $1 AND f.tenant_key = $2
 """
 
-# $1 token hash, $2 tenant, $3 client, $4 now, $5/$6 access hash/expiry, $7/$8 refresh
-# hash/expiry, $9 the scopes asked for, $10 audit event, $11 its detail. The conditions
-# are RefreshRecord.spendable's: this client's token, unspent and unexpired, its family
-# live, its grant covering what is asked. The UPDATE's row lock lets one spend win.
-SPEND_REFRESH = """
+# $1 token hash, $2 tenant, $3 now, $4/$5 access hash/expiry, $6/$7 refresh hash/expiry,
+# $8 family, $9 client, $10 audit event, $11 its detail. The conditions are only the state
+# the decision read (unspent, family live); the UPDATE's row lock lets one spend win.
+ROTATE_REFRESH = """
 WITH spent AS (
-    UPDATE refresh_tokens r SET used_at = $4
-    FROM token_families f
-    WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > $4
-      AND f.id = r.family_id AND f.tenant_key = $2 AND f.client_id = $3
-      AND f.revoked_at IS NULL AND string_to_array(f.scope, ' ') @> $9::text[]
-    RETURNING r.family_id, f.scope
+    UPDATE refresh_tokens r SET used_at = $3, successor_hash = $6
+    WHERE r.token_hash = $1 AND r.used_at IS NULL
+      AND EXISTS (SELECT FROM token_families f WHERE f.id = $8 AND f.revoked_at IS NULL)
+    RETURNING r.family_id
 ), next_access AS (
     INSERT INTO access_tokens (token_hash, family_id, expires_at, created_at)
-    SELECT $5, family_id, $6, $4 FROM spent
+    SELECT $4, family_id, $5, $3 FROM spent
 ), next_refresh AS (
-    INSERT INTO refresh_tokens (token_hash, family_id, expires_at, created_at)
-    SELECT $7, family_id, $8, $4 FROM spent
+    INSERT INTO refresh_tokens (token_hash, family_id, expires_at, created_at, access_hash)
+    SELECT $6, family_id, $7, $3, $4 FROM spent
 ), logged AS (
     INSERT INTO audit_events (tenant_key, occurred_at, event, client_id, family_id, detail)
-    SELECT $2, $4, $10, $3, family_id, $11::jsonb FROM spent
+    SELECT $2, $3, $10, $9, family_id, $11::jsonb FROM spent
 )
-SELECT scope FROM spent
+SELECT count(*) FROM spent
 """
 
-# What GrantRepository.spend_refresh records, as the JSON text asyncpg sends for jsonb.
+# What GrantRepository.rotate_refresh records, as the JSON text asyncpg sends for jsonb.
 ROTATION_DETAIL = orjson.dumps({"grant": "refresh_token"}).decode()
 
 
@@ -74,7 +78,10 @@ class PostgresGrantRepository(GrantRepository):
         return self._access.find(token_hash, tenant_key)
 
     # A revocation made here takes effect here before it is answered: the tokens it ended
-    # may be kept in memory (store.access_lookups) until the feed delivers its notice.
+    # may be kept in memory (store.access_lookups) until the feed delivers its notice. A
+    # refresh retry needs no wait: the access token it revokes was never found (it is
+    # revoked only while unmarked, and a token is marked before it can be kept), so no
+    # instance keeps it; its notice still goes out, from migration 0004's trigger.
 
     async def revoke_code_grants(self, tenant_key: str, code_hash: str, now: datetime) -> None:
         await super().revoke_code_grants(tenant_key, code_hash, now)
@@ -90,35 +97,40 @@ class PostgresGrantRepository(GrantRepository):
         await super().revoke_token(tenant_key, client_id, token_hash, now)
         await self._feed.caught_up()
 
-    async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshRecord | None:
+    async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshState | None:
         async with self._pool.connection() as connection:
             row = await connection.fetchrow(FIND_REFRESH, token_hash, tenant_key)
         if row is None:
             return None
-        return RefreshRecord(*row)
+        family_id, client_id, scope, expires_at, rotated_at, family_revoked = row[:6]
+        successor = None
+        if row[6] is not None:
+            successor = IssuedPair(*row[6:])
+        return RefreshState(
+            family_id, client_id, scope, expires_at, rotated_at, family_revoked, successor
+        )
 
-    async def spend_refresh(
+    async def rotate_refresh(
         self,
         tenant_key: str,
-        client_id: str,
         token_hash: str,
-        requested: frozenset[str],
+        state: RefreshState,
         tokens: NewTokens,
         now: datetime,
-    ) -> str | None:
+    ) -> bool:
         async with self._pool.connection() as connection:
-            scope: str | None = await connection.fetchval(
-                SPEND_REFRESH,
+            spent: int = await connection.fetchval(
+                ROTATE_REFRESH,
                 token_hash,
                 tenant_key,
-                client_id,
                 now,
                 tokens.access_hash,
                 tokens.access_expires_at,
                 tokens.refresh_hash,
                 tokens.refresh_expires_at,
-                list(requested),
+                state.family_id,
+                state.client_id,
                 Event.TOKENS_ISSUED.value,
                 ROTATION_DETAIL,
             )
-        return scope
+        return spent == 1

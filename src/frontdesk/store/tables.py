@@ -55,10 +55,13 @@ companies = Table(
 # Customer sign-in. Every row carries its tenant key, and every lookup filters on it:
 # a client, code or token of one company is unknown at every other.
 
+# A client id may be the URL of its Client ID Metadata Document, so it holds a URL's length.
+CLIENT_ID_LENGTH = 2048
+
 oauth_clients = Table(
     "oauth_clients",
     metadata,
-    Column("client_id", String(64), primary_key=True),
+    Column("client_id", String(CLIENT_ID_LENGTH), primary_key=True),
     Column("tenant_key", String(63), nullable=False, index=True),
     Column("client_name", String(200), nullable=True),
     Column("redirect_uris", JsonDocument, nullable=False),
@@ -86,7 +89,7 @@ authorization_codes = Table(
     metadata,
     Column("code_hash", String(64), primary_key=True),
     Column("tenant_key", String(63), nullable=False),
-    Column("client_id", String(64), nullable=False),
+    Column("client_id", String(CLIENT_ID_LENGTH), nullable=False),
     Column("customer_id", Integer, ForeignKey("customers.id"), nullable=False),
     Column("redirect_uri", Text, nullable=False),
     Column("code_challenge", String(128), nullable=False),
@@ -104,7 +107,7 @@ token_families = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("tenant_key", String(63), nullable=False),
-    Column("client_id", String(64), nullable=False),
+    Column("client_id", String(CLIENT_ID_LENGTH), nullable=False),
     Column("customer_id", Integer, ForeignKey("customers.id"), nullable=False),
     Column("scope", String(200), nullable=False),
     Column("resource", Text, nullable=True),
@@ -121,6 +124,9 @@ access_tokens = Table(
     Column("expires_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # When the token was first presented at the MCP endpoint: a pair nobody has used may be
+    # superseded by a refresh retry (oauth.refresh).
+    Column("used_at", DateTime(timezone=True), nullable=True),
 )
 
 refresh_tokens = Table(
@@ -129,8 +135,13 @@ refresh_tokens = Table(
     Column("token_hash", String(64), primary_key=True),
     Column("family_id", Integer, ForeignKey("token_families.id"), nullable=False, index=True),
     Column("expires_at", DateTime(timezone=True), nullable=False),
+    # When the token was first spent; a retry leaves it, so the retry window does not slide.
     Column("used_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # The refresh token of the pair its latest rotation or retry produced.
+    Column("successor_hash", String(64), nullable=True),
+    # The access token issued beside this one.
+    Column("access_hash", String(64), nullable=True),
 )
 
 # Security events, per company, for the operator (`frontdesk audit list KEY`). Written in
@@ -142,7 +153,7 @@ audit_events = Table(
     Column("tenant_key", String(63), nullable=False),
     Column("occurred_at", DateTime(timezone=True), nullable=False),
     Column("event", String(40), nullable=False),
-    Column("client_id", String(64), nullable=True),
+    Column("client_id", String(CLIENT_ID_LENGTH), nullable=True),
     Column("family_id", Integer, nullable=True),
     Column("detail", JsonDocument, nullable=False),
     Index("ix_audit_events_tenant_time", "tenant_key", "occurred_at"),
