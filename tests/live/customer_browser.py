@@ -13,6 +13,14 @@ import httpx
 
 EMAIL = "ada@example.com"
 NAME = "Ada Lovelace"
+# What the `whoami` tool answers for the customer this browser signs in, both scopes granted.
+SIGNED_IN_AS = {
+    "guest": False,
+    "subject": f"dev:{EMAIL}",
+    "email": EMAIL,
+    "name": NAME,
+    "scopes": ["email", "profile"],
+}
 TIMEOUT = 30.0
 
 

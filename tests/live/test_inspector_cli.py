@@ -24,6 +24,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.live.conftest import LiveService, free_port
+from tests.live.customer_browser import SIGNED_IN_AS
 from tests.live.interactive_client import ClientRun, run_signing_in
 from tests.support.https_documents import HttpsDocuments
 from tests.support.npm import ensure_installed, node_major
@@ -36,13 +37,6 @@ CLI = INTEROP / "node_modules" / "@modelcontextprotocol" / "inspector" / "client
 MIN_NODE_MAJOR = 22
 RUN_TIMEOUT = 60
 SIGN_IN_TENANT = "initech"
-SIGNED_IN_AS = {
-    "guest": False,
-    "subject": "dev:ada@example.com",
-    "email": "ada@example.com",
-    "name": "Ada Lovelace",
-    "scopes": ["email", "profile"],
-}
 DOCUMENT_PATH = "/clients/inspector.json"
 DOCUMENT_CLIENT_NAME = "MCP Inspector (metadata document)"
 _AUTHORIZE_PROMPT = re.compile(r"^Please navigate to: (\S+)$")

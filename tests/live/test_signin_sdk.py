@@ -25,7 +25,7 @@ from mcp.shared.auth import (
 from pydantic import AnyUrl
 
 from tests.live.conftest import LiveService
-from tests.live.customer_browser import EMAIL, NAME, CustomerBrowser, Step
+from tests.live.customer_browser import SIGNED_IN_AS, CustomerBrowser, Step
 from tests.support.https_documents import HttpsDocuments
 
 pytestmark = pytest.mark.live
@@ -35,13 +35,6 @@ CLIENT_NAME = "Frontdesk SDK tests"
 DOCUMENT_CLIENT_NAME = "Frontdesk SDK tests (metadata document)"
 # Never requested: the played browser reads the redirect to it instead of following it.
 REDIRECT_URI = "http://127.0.0.1:33418/callback"
-SIGNED_IN_AS = {
-    "guest": False,
-    "subject": f"dev:{EMAIL}",
-    "email": EMAIL,
-    "name": NAME,
-    "scopes": ["email", "profile"],
-}
 SECURITY_SCHEMES = [{"type": "noauth"}, {"type": "oauth2", "scopes": ["profile", "email"]}]
 TIMEOUT = 30.0
 

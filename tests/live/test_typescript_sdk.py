@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.live.conftest import LiveService, free_port
+from tests.live.customer_browser import SIGNED_IN_AS
 from tests.live.interactive_client import run_signing_in
 from tests.support.https_documents import HttpsDocuments
 from tests.support.npm import ensure_installed, system_node
@@ -25,13 +26,6 @@ INTEROP = ROOT / "tests" / "interop"
 CLIENT_SCRIPT = INTEROP / "ts_client.mjs"
 SIGNIN_SCRIPT = INTEROP / "ts_signin.mjs"
 SIGN_IN_TENANT = "initech"
-SIGNED_IN_AS = {
-    "guest": False,
-    "subject": "dev:ada@example.com",
-    "email": "ada@example.com",
-    "name": "Ada Lovelace",
-    "scopes": ["email", "profile"],
-}
 DOCUMENT_PATH = "/clients/typescript-sdk.json"
 DOCUMENT_CLIENT_NAME = "Frontdesk TypeScript SDK tests (metadata document)"
 # The SDK's engines field asks for Node 18+; the interop tools share one floor.

@@ -8,11 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from frontdesk.grant_records import IssuedPair, RefreshState
 from frontdesk.oauth.errors import InvalidGrant, InvalidScope
 from frontdesk.oauth.refresh import (
     Decision,
-    IssuedPair,
-    RefreshState,
     Refuse,
     Retry,
     Reuse,

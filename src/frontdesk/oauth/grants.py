@@ -15,12 +15,13 @@ from typing import Any, NamedTuple
 
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.domain import Customer
+from frontdesk.grant_records import CodeRecord, NewTokens, RefreshState
 from frontdesk.oauth import pkce, scopes
 from frontdesk.oauth.credentials import Kind, digest, looks_like, mint
 from frontdesk.oauth.errors import InvalidGrant, InvalidRequest
 from frontdesk.oauth.flow import Flow
-from frontdesk.oauth.refresh import REFUSED, RefreshState, Refuse, Retry, Reuse, Rotate, decide
-from frontdesk.oauth.storage import CodeRecord, GrantStorage, NewTokens
+from frontdesk.oauth.refresh import REFUSED, Refuse, Retry, Reuse, Rotate, decide
+from frontdesk.oauth.storage import GrantStorage
 
 CODE_TTL = timedelta(minutes=5)
 # Decisions one refresh may make: each after the last lost a compare-and-set to a

@@ -26,46 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from frontdesk.grant_records import IssuedPair, RefreshState
 from frontdesk.oauth.errors import InvalidGrant, InvalidScope, OAuthError
-
-
-@dataclass(frozen=True, slots=True)
-class IssuedPair:
-    """The pair a refresh token's rotation produced, as the store holds it now."""
-
-    refresh_hash: str
-    refresh_spent: bool
-    # None for a pair issued before the store linked refresh tokens to their access tokens:
-    # whether it was used cannot be told, so it counts as used.
-    access_hash: str | None
-    access_presented: bool
-    access_revoked: bool
-
-    @property
-    def never_used(self) -> bool:
-        return (
-            self.access_hash is not None
-            and not self.refresh_spent
-            and not self.access_presented
-            and not self.access_revoked
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class RefreshState:
-    """What the store holds for one refresh token of a company."""
-
-    family_id: int
-    client_id: str
-    scope: str
-    expires_at: datetime
-    # When the token was first spent: a retry issues a new pair but leaves this as it is,
-    # so the grace window does not slide.
-    rotated_at: datetime | None
-    family_revoked: bool
-    # What the latest rotation (or retry) produced; None while unspent, or when the
-    # produced pair was itself superseded.
-    successor: IssuedPair | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,53 +4,17 @@ The OAuth side (oauth.grants, oauth.refresh) makes every protocol check (client,
 URI, PKCE, expiry, scope) and every decision; a backend keeps the state and executes each
 step atomically, as a compare-and-set on the state the decision was made from, reporting
 False when a concurrent change got there first. So no backend can forget a rule, and none
-writes one a second time. Storage imports these types; nothing here imports storage.
+writes one a second time. The records both sides speak in are frontdesk.grant_records, at
+the bottom of the house with the rest of the domain: storage imports them, never this.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
-from frontdesk.oauth.refresh import IssuedPair, RefreshState
-
-
-@dataclass(frozen=True, slots=True)
-class CodeRecord:
-    client_id: str
-    customer_id: int
-    redirect_uri: str
-    code_challenge: str
-    scope: str
-    resource: str | None
-    expires_at: datetime
-    used_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class NewTokens:
-    """Hashes and expiry times of a pair about to be issued."""
-
-    access_hash: str
-    access_expires_at: datetime
-    refresh_hash: str
-    refresh_expires_at: datetime
-
-
-class AccessRecord(NamedTuple):
-    """A live access token's grant: read on every signed-in call, so a tuple (a frozen
-    dataclass costs three times as much to build). Its expiry is not among its fields: the
-    lookup's statement compares it, and decoding the timestamp for nothing cost each
-    signed-in call a datetime."""
-
-    client_id: str
-    scope: str
-    resource: str | None
-    subject: str
-    email: str | None
-    name: str | None
+from frontdesk.grant_records import AccessRecord, CodeRecord, IssuedPair, NewTokens, RefreshState
 
 
 class GrantStorage(Protocol):

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from frontdesk.oauth.storage import AccessRecord
+from frontdesk.grant_records import AccessRecord
 from frontdesk.store.change_feed import ChangeFeed
 from frontdesk.store.postgres import DatabaseUnavailable, DriverPool
 

@@ -16,8 +16,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Update, and_, func, insert, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
-from frontdesk.oauth.refresh import IssuedPair, RefreshState
-from frontdesk.oauth.storage import AccessRecord, CodeRecord, NewTokens
+from frontdesk.grant_records import AccessRecord, CodeRecord, IssuedPair, NewTokens, RefreshState
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
 from frontdesk.store.database import for_reads

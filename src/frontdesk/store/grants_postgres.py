@@ -18,8 +18,7 @@ from datetime import datetime
 
 import orjson
 
-from frontdesk.oauth.refresh import IssuedPair, RefreshState
-from frontdesk.oauth.storage import AccessRecord, NewTokens
+from frontdesk.grant_records import AccessRecord, IssuedPair, NewTokens, RefreshState
 from frontdesk.store.access_lookups import AccessLookups
 from frontdesk.store.audit import Event
 from frontdesk.store.change_feed import ChangeFeed
