@@ -47,6 +47,10 @@ def test_registered_redirects_match(registered: str, presented: str) -> None:
         ("http://127.0.0.1:1/cb", "http://127.0.0.1:99999/cb"),
         ("http://127.0.0.1:1/cb", "https://127.0.0.1:1/cb"),
         ("http://127.0.0.1:1/cb", "http://127.0.0.1.nip.io:1/cb"),
+        # urlsplit would drop these characters and read the rest as the registered URI.
+        ("http://localhost:33418/callback", "http://local\thost:5/callback"),
+        ("http://localhost:33418/callback", "http://localhost:5/call\tback"),
+        ("http://localhost:33418/callback", "http://localhost:5/callback\n"),
     ],
 )
 def test_other_redirects_do_not_match(registered: str, presented: str) -> None:

@@ -158,6 +158,8 @@ def test_what_real_clients_declare_is_accepted(document: dict[str, Any]) -> None
     [
         ("n" * 201, "n" * 200),
         ("Claude\x00\n", "Claude"),
+        ("\u202eedualC", "edualC"),
+        ("Cla\u200bude\u0085", "Claude"),
         (["a"], None),
         (42, None),
         ("  ", None),

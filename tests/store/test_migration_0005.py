@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.oauth.credentials import Kind, digest, mint
 from frontdesk.oauth.errors import InvalidGrant
+from frontdesk.oauth.forms import RefreshTokenRequest
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.storage import GrantStorage
 from frontdesk.store.database import MIGRATIONS, Database
@@ -201,9 +202,9 @@ async def test_grants_issued_before_0005_keep_working(old_database: Database) ->
 
     grants = Grants(storage_of(old_database), 60)
     assert await grants.bearer(TENANT, access) is not None
-    form = {"refresh_token": refresh}
-    rotated = await grants.refresh(TENANT, CLIENT, SETUP, form)
-    retried = await grants.refresh(TENANT, CLIENT, SETUP, form)
+    request = RefreshTokenRequest(grant_type="refresh_token", refresh_token=refresh)
+    rotated = await grants.refresh(TENANT, CLIENT, SETUP, request)
+    retried = await grants.refresh(TENANT, CLIENT, SETUP, request)
     assert rotated["access_token"] != retried["access_token"]
     assert await grants.bearer(TENANT, rotated["access_token"]) is None
     assert await grants.bearer(TENANT, retried["access_token"]) is not None
@@ -218,7 +219,12 @@ async def test_a_token_spent_before_0005_is_reuse(old_database: Database) -> Non
 
     grants = Grants(storage_of(old_database), 60)
     with pytest.raises(InvalidGrant):
-        await grants.refresh(TENANT, CLIENT, SETUP, {"refresh_token": refresh})
+        await grants.refresh(
+            TENANT,
+            CLIENT,
+            SETUP,
+            RefreshTokenRequest(grant_type="refresh_token", refresh_token=refresh),
+        )
     async with old_database.engine.connect() as connection:
         revoked = (await connection.execute(select(token_families.c.revoked_at))).scalar()
     assert revoked is not None

@@ -9,7 +9,6 @@ oauth.storage's Protocol) only executes what is decided here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -18,8 +17,9 @@ from frontdesk.domain import Customer
 from frontdesk.grant_records import CodeRecord, NewTokens, RefreshState
 from frontdesk.oauth import pkce, scopes
 from frontdesk.oauth.credentials import Kind, digest, looks_like, mint
-from frontdesk.oauth.errors import InvalidGrant, InvalidRequest
+from frontdesk.oauth.errors import InvalidGrant
 from frontdesk.oauth.flow import Flow
+from frontdesk.oauth.forms import AuthorizationCodeRequest, RefreshTokenRequest
 from frontdesk.oauth.refresh import REFUSED, Refuse, Retry, Reuse, Rotate, decide
 from frontdesk.oauth.storage import GrantStorage
 
@@ -34,13 +34,6 @@ class Bearer(NamedTuple):
 
     customer: Customer
     client_id: str
-
-
-def _required(form: Mapping[str, str], name: str) -> str:
-    value = form.get(name)
-    if not value:
-        raise InvalidRequest(f"{name} is required")
-    return value
 
 
 class Grants:
@@ -69,11 +62,13 @@ class Grants:
         return code
 
     async def redeem_code(
-        self, tenant_key: str, client_id: str, setup: SigninSetup, form: Mapping[str, str]
+        self,
+        tenant_key: str,
+        client_id: str,
+        setup: SigninSetup,
+        request: AuthorizationCodeRequest,
     ) -> dict[str, Any]:
-        code = _required(form, "code")
-        redirect_uri = _required(form, "redirect_uri")
-        verifier = _required(form, "code_verifier")
+        code, redirect_uri, verifier = request.code, request.redirect_uri, request.code_verifier
         now = datetime.now(UTC)
         code_hash = digest(code)
         record = await self._repository.find_code(tenant_key, code_hash)
@@ -98,11 +93,11 @@ class Grants:
         return response
 
     async def refresh(
-        self, tenant_key: str, client_id: str, setup: SigninSetup, form: Mapping[str, str]
+        self, tenant_key: str, client_id: str, setup: SigninSetup, request: RefreshTokenRequest
     ) -> dict[str, Any]:
-        token = _required(form, "refresh_token")
+        token = request.refresh_token
         # RFC 6749 3.3: scopes the service does not offer are dropped, as at authorize.
-        requested = scopes.SUPPORTED_SET.intersection((form.get("scope") or "").split())
+        requested = scopes.offered(request.scope)
         now = datetime.now(UTC)
         token_hash = digest(token)
         tokens, response = _new_pair(setup, now)

@@ -80,6 +80,9 @@ def is_registered(presented: str, registered: Iterable[str]) -> bool:
     registered = list(registered)
     if presented in registered:
         return True
+    # urlsplit drops tabs and line breaks silently: "local\thost" would compare as localhost.
+    if not URI_CHARACTERS.issuperset(presented):
+        return False
     portless = _loopback_without_port(presented)
     if portless is None:
         return False

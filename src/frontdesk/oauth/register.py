@@ -11,6 +11,7 @@ refused: no redirect URI, or one that breaks the redirect rules (oauth.redirects
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +37,10 @@ MAX_REGISTRATION_BYTES = 64 * 1024
 # registration stores.
 MAX_REDIRECT_URIS = 20
 MAX_CLIENT_NAME = 200
+# Unicode categories that are not shown as themselves: controls (C0, C1), formatting
+# (bidirectional overrides, zero-width characters), line and paragraph separators,
+# surrogates and unassigned code points.
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 GRANT_TYPES = ["authorization_code", "refresh_token"]
 RESPONSE_TYPES = ["code"]
 
@@ -52,11 +57,14 @@ class RegistrationRequest(BaseModel):
     @field_validator("client_name", mode="before")
     @classmethod
     def _printable_name(cls, value: object) -> str | None:
-        """A name is shown on the consent page: control characters go (PostgreSQL cannot
+        """A name is shown on the consent page: control and formatting characters go (a
+        right-to-left override would make "Claude" read backwards there; PostgreSQL cannot
         store a NUL either), and so does a name that is not a string."""
         if not isinstance(value, str):
             return None
-        cleaned = "".join(char for char in value if ord(char) >= 0x20 and ord(char) != 0x7F)
+        cleaned = "".join(
+            char for char in value if unicodedata.category(char) not in HIDDEN_CATEGORIES
+        )
         return cleaned.strip()[:MAX_CLIENT_NAME] or None
 
 

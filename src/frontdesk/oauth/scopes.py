@@ -12,8 +12,6 @@ SUPPORTED = ("profile", "email")
 SUPPORTED_SET = frozenset(SUPPORTED)
 # What a grant of no particular scope holds (none requested at authorize means all).
 ALL = " ".join(SUPPORTED)
-# Kept for callers that drop the habitual ones by name; every unknown scope is dropped now.
-IGNORED = frozenset({"openid", "offline_access"})
 
 
 def offered(requested: str | None) -> frozenset[str]:

@@ -33,8 +33,8 @@ class Token:
         ):
             raise InvalidTarget("resource must be this company's MCP endpoint")
         if isinstance(grant, AuthorizationCodeRequest):
-            body = await services.grants.redeem_code(tenant, client_id, signin.setup, form)
+            body = await services.grants.redeem_code(tenant, client_id, signin.setup, grant)
         else:
-            body = await services.grants.refresh(tenant, client_id, signin.setup, form)
+            body = await services.grants.refresh(tenant, client_id, signin.setup, grant)
         log.info("tokens_issued", tenant=tenant, client_id=client_id, grant=grant.grant_type)
         return JSON(body, headers=NO_STORE)
