@@ -32,6 +32,7 @@ def test_defaults_describe_a_local_development_instance() -> None:
     assert settings.secret_keys == [DEV_SECRET_KEY]
     assert settings.cors_origins == ["*"]
     assert settings.trusted_proxies == []
+    assert settings.client_documents_on_loopback is False
     assert settings.should_seed_demo is True
 
 
@@ -69,6 +70,7 @@ def test_scalar_settings_are_read_from_the_environment(monkeypatch: pytest.Monke
         "MCP_RATE_LIMIT": "50/second",
         "SEED_DEMO": "false",
         "ACCESS_LOG": "0",
+        "CLIENT_DOCUMENTS_ON_LOOPBACK": "true",
     }.items():
         monkeypatch.setenv(f"FRONTDESK_{name}", value)
     settings = Settings()
@@ -80,6 +82,7 @@ def test_scalar_settings_are_read_from_the_environment(monkeypatch: pytest.Monke
     assert settings.mcp_rate_limit == "50/second"
     assert settings.should_seed_demo is False
     assert settings.access_log is False
+    assert settings.client_documents_on_loopback is True
 
 
 def test_a_trusted_proxy_that_is_no_address_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,10 +142,15 @@ def test_a_base_url_loses_its_trailing_slash(base_url: str, kept: str) -> None:
         ({"base_url": "http://eu.frontdesk.example"}, "FRONTDESK_BASE_URL must be https"),
         ({"base_url": "http://192.0.2.10:8000"}, "FRONTDESK_BASE_URL must be https"),
         ({"seed_demo": True}, "FRONTDESK_SEED_DEMO cannot be on in production"),
+        (
+            {"client_documents_on_loopback": True},
+            "FRONTDESK_CLIENT_DOCUMENTS_ON_LOOPBACK cannot be on in production",
+        ),
     ],
 )
 def test_production_refuses_unsafe_settings(values: dict[str, Any], message: str) -> None:
-    """Production mode refuses the dev key, a short key, plain http off loopback, the demo."""
+    """Production refuses the dev key, a short key, plain http off loopback, the demo, and
+    client metadata documents fetched from loopback."""
     with pytest.raises(ConfigurationError, match="unsafe production settings") as caught:
         production(**values)
     assert message in str(caught.value)

@@ -78,10 +78,12 @@ class Services:
         database = Database(settings.database_url, settings.database_pool_size)
         companies = CompanyRepository(database.engine)
         outbound = OutboundClients()
-        # One policy for every call made on a company's behalf: its backends, and the
-        # metadata documents of the clients its customers connect.
+        # The operator's reviewed backends may be allowed private networks; metadata
+        # documents, which anyone can name, are fetched from public addresses only
+        # (oauth.client_documents).
         addresses = AddressPolicy(settings.backend_allowed_networks)
         providers = ProviderFactory(outbound, addresses)
+        documents = ClientDocuments(outbound, on_loopback=settings.client_documents_on_loopback)
         return cls(
             settings=settings,
             database=database,
@@ -91,9 +93,7 @@ class Services:
             limiter=RateLimiter(settings.redis_url),
             metrics=Metrics(),
             access_log=AccessLog(settings.log_json) if settings.access_log else None,
-            clients=ClientDirectory(
-                ClientRepository(database.engine), ClientDocuments(outbound, addresses)
-            ),
+            clients=ClientDirectory(ClientRepository(database.engine), documents),
             customers=CustomerRepository(database.engine),
             grants=Grants(_grant_repository(database), settings.refresh_retry_seconds),
             outbound=outbound,

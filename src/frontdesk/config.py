@@ -82,6 +82,10 @@ class Settings(BaseModel):
     # Networks a company's backend may resolve to besides public addresses (SSRF guard),
     # e.g. "10.0.0.0/8" for backends inside the operator's own network.
     backend_allowed_networks: list[str] = Field(default_factory=list)
+    # Test-only: client metadata documents may also be fetched from loopback (127.0.0.0/8,
+    # ::1), where the tests serve them. Documents are otherwise fetched from public addresses
+    # only, whatever the backends may reach: anyone can name one. Production refuses it.
+    client_documents_on_loopback: bool = False
     # Hosts accepted in addition to the base URL's own (DNS-rebinding protection).
     allowed_hosts: list[str] = Field(default_factory=list)
     cors_origins: list[str] = Field(default_factory=lambda: ["*"])
@@ -152,6 +156,8 @@ class Settings(BaseModel):
             problems.append("FRONTDESK_BASE_URL must be https unless it is a loopback address")
         if self.seed_demo:
             problems.append("FRONTDESK_SEED_DEMO cannot be on in production")
+        if self.client_documents_on_loopback:
+            problems.append("FRONTDESK_CLIENT_DOCUMENTS_ON_LOOPBACK cannot be on in production")
         if problems:
             raise ConfigurationError("unsafe production settings: " + "; ".join(problems))
         return self

@@ -262,13 +262,8 @@ def live_postgres_url() -> Iterator[str]:
     Session-scoped and synchronous, unlike ``postgres_url``: the service outlives any one test,
     and no event loop exists at session scope.
     """
-    needs_service("PostgreSQL", "127.0.0.1", 5432)
-    name = f"frontdesk_live_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_create_database(name))
-    try:
-        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
-    finally:
-        asyncio.run(_drop_database(name))
+    with postgres_database() as url:
+        yield url
 
 
 @pytest.fixture(
@@ -298,8 +293,9 @@ def https_documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpsD
 
 def documents_environment(documents: HttpsDocuments) -> dict[str, str]:
     """What lets a service fetch client metadata documents from ``documents``: it trusts the
-    tests' CA, and loopback is let through the address policy (a test-only setting)."""
-    return {**documents.environment(), "FRONTDESK_BACKEND_ALLOWED_NETWORKS": "127.0.0.0/8"}
+    tests' CA, and loopback is let through the documents' address policy (a test-only
+    setting, which production refuses)."""
+    return {**documents.environment(), "FRONTDESK_CLIENT_DOCUMENTS_ON_LOOPBACK": "true"}
 
 
 @pytest.fixture(

@@ -4,9 +4,11 @@ over real HTTPS (tests/support/https_documents.py) by a server whose CA only the
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -17,26 +19,31 @@ from typing import Any
 
 import anyio
 import pytest
+import structlog
+from structlog.typing import EventDict
 
+from frontdesk.oauth import client_document_rules, client_documents, redirects
 from frontdesk.oauth.client_documents import (
     DOCUMENT_TTL_CEILING_SECONDS,
     DOCUMENT_TTL_FLOOR_SECONDS,
     MAX_DOCUMENT_BYTES,
     REFUSAL_TTL_SECONDS,
+    STALE_DOCUMENT_SECONDS,
+    UNAVAILABLE_TTL_SECONDS,
     ClientDocument,
+    ClientDocumentProblem,
     ClientDocumentRefused,
     ClientDocuments,
+    ClientDocumentUnavailable,
     cache_lifetime,
     is_client_document_url,
 )
-from frontdesk.outbound import OutboundClients
-from frontdesk.tools.addresses import AddressPolicy
+from frontdesk.outbound import DOCUMENT_CONNECTIONS, OutboundClients
 from tests.support.https_documents import Answer, HttpsDocuments, run_https_documents
 
 PATH = "/oauth/client.json"
-# The server runs on loopback, so the tests allow it exactly as an operator would allow a
-# private network (FRONTDESK_BACKEND_ALLOWED_NETWORKS).
-LOOPBACK_ALLOWED = ["127.0.0.0/8", "::1/128"]
+# What the client is told for every failure below HTTP, whatever it was.
+NOT_FETCHED = "The client's metadata document could not be fetched from its URL"
 
 
 class Clock:
@@ -69,7 +76,17 @@ def clock() -> Clock:
 
 @pytest.fixture
 def documents(outbound: OutboundClients, clock: Clock) -> ClientDocuments:
-    return ClientDocuments(outbound, AddressPolicy(LOOPBACK_ALLOWED), clock=clock)
+    # The server runs on loopback, which only the test-only setting opens to documents.
+    return ClientDocuments(outbound, on_loopback=True, clock=clock)
+
+
+@pytest.fixture
+def logged(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EventDict]]:
+    """What the documents' cache logs during the test."""
+    # A logger of its own: one cached by an earlier test would bypass capture_logs.
+    monkeypatch.setattr(client_documents, "log", structlog.get_logger(client_documents.__name__))
+    with structlog.testing.capture_logs() as logs:
+        yield logs
 
 
 def document_for(url: str, **changes: Any) -> dict[str, Any]:
@@ -95,6 +112,19 @@ async def refusal(documents: ClientDocuments, url: str) -> str:
     return refused.value.description
 
 
+async def unavailability(documents: ClientDocuments, url: str) -> str:
+    with pytest.raises(ClientDocumentUnavailable) as unavailable:
+        await documents.fetch(url)
+    return unavailable.value.description
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on: connecting to it is refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 # The URL
 
 
@@ -108,6 +138,9 @@ async def refusal(documents: ClientDocuments, url: str) -> str:
         "https://127.0.0.1/client.json",
         "https://[2001:db8::1]/client.json",
         "https://client.example/a%20b.json",
+        "https://a-b.client.example/client.json",
+        "https://" + "a" * 63 + ".example/client.json",
+        "https://" + ".".join(["a" * 63] * 3 + ["a" * 61]) + "/client.json",
     ],
 )
 def test_https_urls_with_a_path_are_client_document_urls(url: str) -> None:
@@ -147,6 +180,44 @@ def test_https_urls_with_a_path_are_client_document_urls(url: str) -> None:
 def test_other_client_ids_are_not_client_document_urls(url: str) -> None:
     """No https, no path, a fragment, credentials, dot segments, a bad port or character."""
     assert not is_client_document_url(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://a..example/x.json",
+        "https://.example/x.json",
+        "https://client.example./x.json",
+        "https://" + "a" * 64 + ".example/x.json",
+        "https://" + ".".join(["a" * 63] * 3 + ["a" * 62]) + "/x.json",
+        "https://cl!ent.example/x.json",
+        "https://cl%41ent.example/x.json",
+        "https://client_app.example/x.json",
+        "https://[:::::]/x.json",
+        "https://[1.2.3.4]/x.json",
+    ],
+)
+async def test_a_host_that_is_no_dns_name_is_refused_before_any_lookup(
+    documents: ClientDocuments, url: str
+) -> None:
+    """An empty or 64-character label, a 254-character name, a bad IP literal: refused
+    (the resolver would raise on some of them), never a 500."""
+    assert not is_client_document_url(url)
+    assert "no valid host and port" in await refusal(documents, url)
+
+
+def test_document_urls_follow_the_redirect_uri_definitions() -> None:
+    """One definition of a URI's characters, host and port, and length: oauth.redirects'."""
+    shared = vars(client_document_rules)
+    assert shared["URI_CHARACTERS"] is redirects.URI_CHARACTERS
+    assert shared["HOST_AND_PORT"] is redirects.HOST_AND_PORT
+    assert shared["MAX_URI_LENGTH"] == redirects.MAX_URI_LENGTH
+    for character in map(chr, range(0x20, 0x7F)):
+        accepted = is_client_document_url(f"https://client.example/a{character}b.json")
+        assert accepted == (character in redirects.URI_CHARACTERS and character not in "#%")
+    longest = "https://client.example/" + "a" * (redirects.MAX_URI_LENGTH - 23)
+    assert is_client_document_url(longest)
+    assert not is_client_document_url(longest + "a")
 
 
 async def test_a_client_id_that_is_not_a_document_url_is_refused_without_a_request(
@@ -315,7 +386,7 @@ async def test_a_redirect_is_refused_and_not_followed(
     assert server.requests("/elsewhere.json") == 0
 
 
-@pytest.mark.parametrize("status", [404, 500, 204, 203])
+@pytest.mark.parametrize("status", [404, 410, 403, 204, 203])
 async def test_any_status_but_200_is_refused(
     server: HttpsDocuments, documents: ClientDocuments, status: int
 ) -> None:
@@ -323,6 +394,19 @@ async def test_any_status_but_200_is_refused(
     url = server.url(PATH)
     server.serve(PATH, Answer(json.dumps(document_for(url)).encode(), status=status))
     assert f"HTTP {status}, not 200" in await refusal(documents, url)
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 504, 429, 408])
+async def test_a_status_that_says_come_back_later_is_unavailable_not_refused(
+    server: HttpsDocuments, documents: ClientDocuments, status: int
+) -> None:
+    """A 5xx, 429 or 408 is a hiccup of the client's host, told as such, not a broken rule."""
+    url = server.url(PATH)
+    server.serve(PATH, Answer(b"busy", status=status))
+    assert (
+        await unavailability(documents, url)
+        == f"{NOT_FETCHED}: the server answered HTTP {status}, not 200"
+    )
 
 
 async def test_a_document_over_the_size_limit_is_refused(
@@ -356,24 +440,56 @@ async def test_a_document_dripped_past_the_deadline_is_refused_at_the_deadline(
     server: HttpsDocuments, outbound: OutboundClients
 ) -> None:
     """A byte every 50 ms never trips a per-read timeout; the total deadline stops it."""
-    documents = ClientDocuments(outbound, AddressPolicy(LOOPBACK_ALLOWED), deadline_seconds=0.5)
+    documents = ClientDocuments(outbound, on_loopback=True, deadline_seconds=0.5)
     url = server.url(PATH)
     body = json.dumps(document_for(url)).encode()
     server.serve(PATH, Answer(body, drip_seconds=0.05))
     with anyio.fail_after(5):
-        description = await refusal(documents, url)
-    assert "did not answer within 0.5 seconds" in description
+        assert await unavailability(documents, url) == NOT_FETCHED
 
 
-async def test_a_loopback_address_is_refused_unless_the_operator_allows_it(
-    server: HttpsDocuments, outbound: OutboundClients
+async def test_a_loopback_address_is_never_called_without_the_test_only_setting(
+    server: HttpsDocuments, outbound: OutboundClients, logged: list[EventDict]
 ) -> None:
-    """With no network allowed, 127.0.0.1 is never called, by address or by name."""
-    documents = ClientDocuments(outbound, AddressPolicy([]))
+    """Public addresses only: 127.0.0.1 is never called, by address or by name."""
+    documents = ClientDocuments(outbound)
     for url in (server.url(PATH), server.url(PATH).replace("127.0.0.1", "localhost")):
         server.serve_json(PATH, document_for(url))
-        assert "an address Frontdesk does not call" in await refusal(documents, url)
+        assert await unavailability(documents, url) == NOT_FETCHED
     assert server.requests(PATH) == 0
+    details = [
+        entry["detail"] for entry in logged if entry["event"] == "client_document_unavailable"
+    ]
+    assert len(details) == 2
+    assert all("an address Frontdesk does not call" in detail for detail in details)
+
+
+async def test_every_failure_below_http_tells_the_client_the_same_sentence(
+    server: HttpsDocuments, outbound: OutboundClients, logged: list[EventDict]
+) -> None:
+    """Not resolving, a private address, no connection, a timeout: one sentence, which says
+    nothing about names, addresses or ports; the log line says which it was."""
+    public_only = ClientDocuments(outbound)
+    on_loopback = ClientDocuments(outbound, on_loopback=True, deadline_seconds=0.5)
+    release = threading.Event()
+    server.serve(PATH, Answer(b"{}", hold=release))
+    cases = [
+        (public_only, "https://no-such-host.invalid/client.json", "does not resolve"),
+        (public_only, "https://localhost:1/client.json", "an address Frontdesk does not call"),
+        (public_only, "https://10.1.2.3/client.json", "an address Frontdesk does not call"),
+        (on_loopback, f"https://127.0.0.1:{closed_port()}/client.json", "could not connect"),
+        (on_loopback, server.url(PATH), "no answer within 0.5 seconds"),
+    ]
+    try:
+        with anyio.fail_after(10):
+            for documents, url, detail in cases:
+                assert await unavailability(documents, url) == NOT_FETCHED
+                assert logged[-1]["event"] == "client_document_unavailable"
+                assert logged[-1]["url"] == url
+                assert detail in logged[-1]["detail"]
+                assert logged[-1]["log_level"] == "warning"
+    finally:
+        release.set()
 
 
 async def test_a_server_whose_certificate_is_not_trusted_is_refused(
@@ -382,25 +498,28 @@ async def test_a_server_whose_certificate_is_not_trusted_is_refused(
     """TLS is verified: the public CA bundle does not vouch for the test CA."""
     outbound = OutboundClients()
     try:
-        documents = ClientDocuments(outbound, AddressPolicy(LOOPBACK_ALLOWED))
+        documents = ClientDocuments(outbound, on_loopback=True)
         url = server.url(PATH)
         server.serve_json(PATH, document_for(url))
-        assert "certificate" in await refusal(documents, url)
+        assert await unavailability(documents, url) == NOT_FETCHED
+        assert server.requests(PATH) == 0
     finally:
         await outbound.aclose()
 
 
 async def test_the_certificate_is_checked_for_the_urls_name_not_the_address_called(
-    tmp_path: Path,
+    tmp_path: Path, logged: list[EventDict]
 ) -> None:
-    """Called at 127.0.0.1 for localhost, a certificate for 127.0.0.1 alone is refused."""
+    """Called at 127.0.0.1 for localhost, a certificate for 127.0.0.1 alone is not accepted."""
     with run_https_documents(tmp_path, names=["127.0.0.1"]) as server:
         outbound = OutboundClients(tls=server.ssl_context())
         try:
-            documents = ClientDocuments(outbound, AddressPolicy(LOOPBACK_ALLOWED))
+            documents = ClientDocuments(outbound, on_loopback=True)
             url = server.url(PATH).replace("127.0.0.1", "localhost")
             server.serve_json(PATH, document_for(url))
-            assert "localhost did not present a certificate" in await refusal(documents, url)
+            assert await unavailability(documents, url) == NOT_FETCHED
+            assert "localhost did not present a certificate" in logged[-1]["detail"]
+            assert server.requests(PATH) == 0
         finally:
             await outbound.aclose()
 
@@ -415,10 +534,9 @@ def test_a_separate_process_trusts_the_server_through_ssl_cert_file(
         "import asyncio, sys\n"
         "from frontdesk.oauth.client_documents import ClientDocuments\n"
         "from frontdesk.outbound import OutboundClients\n"
-        "from frontdesk.tools.addresses import AddressPolicy\n"
         "async def main():\n"
         "    outbound = OutboundClients()\n"
-        "    documents = ClientDocuments(outbound, AddressPolicy(['127.0.0.0/8']))\n"
+        "    documents = ClientDocuments(outbound, on_loopback=True)\n"
         "    print((await documents.fetch(sys.argv[1])).client_name)\n"
         "    await outbound.aclose()\n"
         "asyncio.run(main())\n"
@@ -505,15 +623,91 @@ async def test_a_refusal_is_remembered_briefly_then_the_document_is_fetched_agai
 ) -> None:
     """A fixed document is accepted once the short refusal time has passed."""
     url = server.url(PATH)
-    server.serve(PATH, Answer(b"oops", status=500))
-    assert "HTTP 500" in await refusal(documents, url)
+    server.serve(PATH, Answer(b"oops", status=404))
+    assert "HTTP 404" in await refusal(documents, url)
     server.serve_json(PATH, document_for(url))
     clock.now += REFUSAL_TTL_SECONDS - 1
-    assert "HTTP 500" in await refusal(documents, url)
+    assert "HTTP 404" in await refusal(documents, url)
     assert server.requests(PATH) == 1
     clock.now += 2
     assert (await documents.fetch(url)).client_id == url
     assert server.requests(PATH) == 2
+
+
+async def test_an_unavailable_host_is_remembered_for_a_few_seconds_only(
+    server: HttpsDocuments, documents: ClientDocuments, clock: Clock
+) -> None:
+    """A retry storm at a host that answers 503 makes one request every few seconds."""
+    url = server.url(PATH)
+    server.serve(PATH, Answer(b"down", status=503))
+    assert "HTTP 503" in await unavailability(documents, url)
+    server.serve_json(PATH, document_for(url))
+    clock.now += UNAVAILABLE_TTL_SECONDS - 1
+    assert "HTTP 503" in await unavailability(documents, url)
+    assert server.requests(PATH) == 1
+    clock.now += 2
+    assert (await documents.fetch(url)).client_id == url
+    assert server.requests(PATH) == 2
+
+
+# An expired document while its host has a hiccup
+
+
+async def test_an_expired_document_is_served_while_its_host_is_unavailable(
+    server: HttpsDocuments, documents: ClientDocuments, clock: Clock, logged: list[EventDict]
+) -> None:
+    """After expiry, a 503 at the client's host serves the last good document (logged)."""
+    url = server.url(PATH)
+    server.serve_json(PATH, document_for(url))
+    first = await documents.fetch(url)
+    server.serve(PATH, Answer(b"down", status=503))
+    clock.now += DOCUMENT_TTL_FLOOR_SECONDS + 1
+    assert await documents.fetch(url) == first
+    assert server.requests(PATH) == 2
+    assert any(entry["event"] == "client_document_expired_but_kept" for entry in logged)
+    assert await documents.fetch(url) == first
+    assert server.requests(PATH) == 2
+    server.serve_json(PATH, document_for(url, client_name="Edited Client"))
+    clock.now += UNAVAILABLE_TTL_SECONDS + 1
+    assert (await documents.fetch(url)).client_name == "Edited Client"
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        Answer(b"gone", status=404),
+        Answer(b"gone", status=410),
+        Answer(b'{"client_id": "https://elsewhere.example/c.json"}'),
+    ],
+)
+async def test_a_refused_refetch_drops_the_expired_document(
+    server: HttpsDocuments, documents: ClientDocuments, clock: Clock, broken: Answer
+) -> None:
+    """A 404, a 410 or a rule broken ends the document; a later hiccup finds none kept."""
+    url = server.url(PATH)
+    server.serve_json(PATH, document_for(url))
+    await documents.fetch(url)
+    server.serve(PATH, broken)
+    clock.now += DOCUMENT_TTL_FLOOR_SECONDS + 1
+    await refusal(documents, url)
+    server.serve(PATH, Answer(b"down", status=503))
+    clock.now += REFUSAL_TTL_SECONDS + 1
+    assert "HTTP 503" in await unavailability(documents, url)
+
+
+async def test_an_expired_document_is_kept_for_a_bounded_time_only(
+    server: HttpsDocuments, documents: ClientDocuments, clock: Clock
+) -> None:
+    """Past STALE_DOCUMENT_SECONDS after expiry, a host still down means no document."""
+    url = server.url(PATH)
+    server.serve_json(PATH, document_for(url))
+    await documents.fetch(url)
+    server.serve(PATH, Answer(b"down", status=503))
+    expired = clock.now + DOCUMENT_TTL_FLOOR_SECONDS
+    clock.now = expired + STALE_DOCUMENT_SECONDS - 1
+    assert (await documents.fetch(url)).client_id == url
+    clock.now = expired + STALE_DOCUMENT_SECONDS + UNAVAILABLE_TTL_SECONDS
+    assert "HTTP 503" in await unavailability(documents, url)
 
 
 async def test_concurrent_fetches_of_one_document_share_one_request(
@@ -554,3 +748,91 @@ async def test_a_caller_that_gives_up_does_not_cancel_the_fetch_others_wait_on(
         release.set()
         assert (await documents.fetch(url)).client_id == url
     assert server.requests(PATH) == 1
+
+
+# The fetch slots and what is not the document's doing
+
+
+async def _attempt(documents: ClientDocuments, url: str) -> None:
+    with contextlib.suppress(ClientDocumentProblem):
+        await documents.fetch(url)
+
+
+def _hold_every_slot(server: HttpsDocuments, release: threading.Event) -> list[str]:
+    """DOCUMENT_CONNECTIONS documents whose host answers only once ``release`` is set."""
+    held = [f"/held/{number}.json" for number in range(DOCUMENT_CONNECTIONS)]
+    for path in held:
+        server.serve(path, Answer(b"{}", hold=release))
+    return held
+
+
+async def test_waiting_for_a_fetch_slot_is_bounded_and_not_remembered(
+    server: HttpsDocuments, outbound: OutboundClients
+) -> None:
+    """With every slot held, a fetch is unavailable after the short wait, without a request,
+    and the next attempt fetches it once a slot is free."""
+    documents = ClientDocuments(outbound, on_loopback=True, slot_wait_seconds=0.2)
+    url = server.url(PATH)
+    server.serve_json(PATH, document_for(url))
+    release = threading.Event()
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                for path in _hold_every_slot(server, release):
+                    group.start_soon(_attempt, documents, server.url(path))
+                for path in _hold_every_slot(server, release):
+                    assert await anyio.to_thread.run_sync(server.wait_for_request, path, 5.0)
+                assert "too many at once" in await unavailability(documents, url)
+                assert server.requests(PATH) == 0
+                release.set()
+            assert (await documents.fetch(url)).client_id == url
+    finally:
+        release.set()
+
+
+async def test_the_fetch_deadline_starts_once_a_slot_is_held(
+    server: HttpsDocuments, outbound: OutboundClients
+) -> None:
+    """A fetch queued behind slow ones (holding every slot until their own deadline) still
+    has its whole deadline for a host that takes 0.4 of its 1 second to answer."""
+    documents = ClientDocuments(
+        outbound, on_loopback=True, deadline_seconds=1.0, slot_wait_seconds=5.0
+    )
+    url = server.url(PATH)
+    body = json.dumps({"client_id": url, "redirect_uris": ["https://client.example/cb"]})
+    server.serve(PATH, Answer(body.encode(), drip_seconds=0.4 / len(body)))
+    fetched: list[ClientDocument] = []
+
+    async def queued() -> None:
+        fetched.append(await documents.fetch(url))
+
+    release = threading.Event()
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                for path in _hold_every_slot(server, release):
+                    group.start_soon(_attempt, documents, server.url(path))
+                # Started after them, so it is the one left waiting for a slot.
+                group.start_soon(queued)
+    finally:
+        release.set()
+    assert [document.client_id for document in fetched] == [url]
+
+
+async def test_an_unexpected_failure_of_a_fetch_is_unavailable_and_not_remembered(
+    server: HttpsDocuments,
+    outbound: OutboundClients,
+    documents: ClientDocuments,
+    logged: list[EventDict],
+) -> None:
+    """The outbound client closed under a fetch (as at shutdown) is no 500 and no verdict on
+    the document: unavailable, logged with the exception, and fetched at the next attempt."""
+    url = server.url(PATH)
+    server.serve_json(PATH, document_for(url))
+    await outbound.for_documents().aclose()
+    assert await unavailability(documents, url) == NOT_FETCHED
+    failures = [entry for entry in logged if entry["event"] == "client_document_fetch_failed"]
+    assert len(failures) == 1
+    assert failures[0]["exc_info"] is True
+    await outbound.aclose()
+    assert (await documents.fetch(url)).client_id == url

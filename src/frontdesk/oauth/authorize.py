@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from frontdesk.oauth import browser, scopes
-from frontdesk.oauth.client_documents import ClientDocumentRefused
+from frontdesk.oauth.client_documents import ClientDocumentRefused, ClientDocumentUnavailable
 from frontdesk.oauth.clients import KnownClient
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect
@@ -38,11 +38,12 @@ def _unknown_client() -> AuthorizePage:
 
 
 def _refused_client(refused: ClientDocumentRefused) -> AuthorizePage:
-    return AuthorizePage(
-        400,
-        "This application cannot sign you in",
-        f"The details the application publishes about itself were refused: {refused}.",
-    )
+    return AuthorizePage(400, "This application cannot sign you in", refused.description)
+
+
+def _unavailable_client(unavailable: ClientDocumentUnavailable) -> AuthorizePage:
+    # The application's own site did not answer: nothing is wrong with it as far as is known.
+    return AuthorizePage(503, "Please try again in a moment", unavailable.description)
 
 
 def _unregistered_redirect() -> AuthorizePage:
@@ -72,6 +73,8 @@ async def check_authorize_request(
         )
     except ClientDocumentRefused as refused:
         raise _refused_client(refused) from None
+    except ClientDocumentUnavailable as unavailable:
+        raise _unavailable_client(unavailable) from None
     if client is None:
         raise _unknown_client()
     redirect_uri = _single(params, "redirect_uri")

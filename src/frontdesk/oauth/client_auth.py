@@ -7,21 +7,25 @@ from collections.abc import Mapping
 
 from starlette.requests import Request
 
-from frontdesk.oauth.client_documents import ClientDocumentRefused
+from frontdesk.oauth.client_documents import ClientDocumentRefused, ClientDocumentUnavailable
 from frontdesk.oauth.context import OAuthServices, SigninCompany
-from frontdesk.oauth.errors import InvalidClient
+from frontdesk.oauth.errors import InvalidClient, TemporarilyUnavailable
 from frontdesk.oauth.forms import client_id_of
 
 
 async def authenticated_client(
     services: OAuthServices, request: Request, signin: SigninCompany, form: Mapping[str, str]
 ) -> str:
-    """The client id of a client this company knows, or 401 ``invalid_client``."""
+    """The client id of a client this company knows, or 401 ``invalid_client``; 503
+    ``temporarily_unavailable`` when the client's metadata document cannot be fetched now
+    (a 401 would make the client discard tokens that are still good)."""
     client_id = client_id_of(request, form)
     try:
         client = await services.clients.find(signin.tenant_key, client_id, signin.setup)
     except ClientDocumentRefused as refused:
-        raise InvalidClient(str(refused)) from None
+        raise InvalidClient(refused.description) from None
+    except ClientDocumentUnavailable as unavailable:
+        raise TemporarilyUnavailable(unavailable.description, unavailable.retry_after) from None
     if client is None:
         raise InvalidClient("unknown client")
     return client.client_id

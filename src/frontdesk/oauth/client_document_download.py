@@ -3,11 +3,17 @@
 Anyone may send any https URL as a ``client_id``, so the fetch is an outbound call chosen by
 a stranger (draft-ietf-oauth-client-id-metadata-document, section "SSRF Attacks"):
 
-- The name is resolved once and every address it resolves to must pass the operator's
-  address policy (``tools.addresses``, the one company backends answer to). The connection
-  is then made to a checked address, with the name sent as SNI and ``Host`` and verified
-  against the certificate: a name that resolves differently a moment later (DNS rebinding)
-  cannot move the fetch elsewhere.
+- The name is resolved once and every address it resolves to must pass the documents'
+  address policy: public addresses only (``oauth.client_documents``), never the networks
+  the operator opened to company backends. The connection is then made to a checked
+  address, with the name sent as SNI and ``Host`` and verified against the certificate: a
+  name that resolves differently a moment later (DNS rebinding) cannot move the fetch
+  elsewhere.
+- What went wrong below HTTP (no such name, an address not called, no connection, TLS, a
+  broken answer) is ``Unreachable``, whose detail is for the log only: told to the caller,
+  it would let a stranger map names and ports through the service. Once a server at a
+  permitted address has answered, what is wrong with its answer is ``BadAnswer``, which
+  may be told.
 - Only a 200 is a document; a redirect is refused, not followed (the draft's section
   "Client Information Discovery").
 - The body is read as it arrives and abandoned once it passes the byte limit. A gzip body
@@ -40,8 +46,18 @@ USER_AGENT = f"Frontdesk/{__version__} (client metadata fetch)"
 GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
 
 
-class DownloadFailed(Exception):
-    """The document could not be fetched, or was not served as one; the message says why."""
+class Unreachable(Exception):
+    """No answer came from a permitted address of the host; the message, for the log only,
+    says why."""
+
+
+class BadAnswer(Exception):
+    """The server answered, but not with a document; the message says why. ``temporary``
+    when the answer says to come back later (RFC 9110 15.6: a 5xx; 408; RFC 6585 4: 429)."""
+
+    def __init__(self, reason: str, *, temporary: bool = False) -> None:
+        super().__init__(reason)
+        self.temporary = temporary
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +71,8 @@ async def download(
     http: httpx.AsyncClient, policy: AddressPolicy, url: str, limit_bytes: int
 ) -> Downloaded:
     """GET ``url`` (an https URL already checked as a client_id) from an address the policy
-    permits. Raises DownloadFailed naming what went wrong; the caller bounds the time."""
+    permits. Raises Unreachable or BadAnswer naming what went wrong; the caller bounds the
+    time."""
     import httpx
 
     parts = urlsplit(url)
@@ -83,13 +100,11 @@ async def download(
             # Another address of the same name may answer; a certificate that does not
             # verify will not verify at the next one either.
             if _certificate_refused(error):
-                raise DownloadFailed(f"{host} did not present a certificate valid for it") from None
+                raise Unreachable(f"{host} did not present a certificate valid for it") from None
             failure = error
         except httpx.HTTPError as error:
-            raise DownloadFailed(
-                f"{host} failed while answering ({type(error).__name__})"
-            ) from None
-    raise DownloadFailed(f"could not connect to {host} ({type(failure).__name__})")
+            raise Unreachable(f"{host} failed while answering ({type(error).__name__})") from None
+    raise Unreachable(f"could not connect to {host} ({type(failure).__name__})")
 
 
 async def _permitted_addresses(policy: AddressPolicy, host: str, port: int) -> list[IPAddress]:
@@ -99,42 +114,43 @@ async def _permitted_addresses(policy: AddressPolicy, host: str, port: int) -> l
         pass
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError:
-        raise DownloadFailed(f"{host} does not resolve") from None
+    except (OSError, ValueError) as error:
+        # ValueError: the resolver's IDNA codec raises UnicodeError on a name it cannot
+        # encode; url_problem refuses such names first, this keeps any other out of a 500.
+        raise Unreachable(f"{host} does not resolve ({error})") from None
     resolved = [ipaddress.ip_address(info[4][0]) for info in infos]
     if not resolved:
-        raise DownloadFailed(f"{host} does not resolve")
+        raise Unreachable(f"{host} does not resolve")
     return _check(policy, host, list(dict.fromkeys(resolved)))
 
 
 def _check(policy: AddressPolicy, host: str, addresses: list[IPAddress]) -> list[IPAddress]:
     for address in addresses:
         if not policy.permits(address):
-            raise DownloadFailed(
-                f"{host} resolves to {address}, an address Frontdesk does not call"
-            )
+            raise Unreachable(f"{host} resolves to {address}, an address Frontdesk does not call")
     return addresses
 
 
 async def _read(reply: httpx.Response, limit_bytes: int) -> Downloaded:
     status = reply.status_code
     if 300 <= status < 400:
-        raise DownloadFailed(
+        raise BadAnswer(
             f"the server answered HTTP {status}, a redirect, which is not followed: the"
             " document must be served at the client_id URL itself"
         )
     if status != 200:
-        raise DownloadFailed(f"the server answered HTTP {status}, not 200")
+        temporary = status >= 500 or status in (408, 429)
+        raise BadAnswer(f"the server answered HTTP {status}, not 200", temporary=temporary)
     media_type = reply.headers.get("content-type", "").partition(";")[0].strip().lower()
     # The draft: application/json, or a more specific application/<...>+json.
     if not (media_type == "application/json" or _is_json_suffix(media_type)):
-        raise DownloadFailed(f"the document is served as {media_type or 'no type'!r}, not as JSON")
+        raise BadAnswer(f"the document is served as {media_type or 'no type'!r}, not as JSON")
     coding = reply.headers.get("content-encoding", "identity").strip().lower()
     if coding not in GZIP_CODINGS and coding != "identity":
-        raise DownloadFailed(f"the document is served with content encoding {coding!r}")
+        raise BadAnswer(f"the document is served with content encoding {coding!r}")
     declared = reply.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit_bytes:
-        raise DownloadFailed(f"the document is larger than {limit_bytes} bytes")
+        raise BadAnswer(f"the document is larger than {limit_bytes} bytes")
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if coding in GZIP_CODINGS else None
     received = 0
     body = bytearray()
@@ -142,17 +158,17 @@ async def _read(reply: httpx.Response, limit_bytes: int) -> Downloaded:
         async for chunk in reply.aiter_raw():
             received += len(chunk)
             if received > limit_bytes:
-                raise DownloadFailed(f"the document is larger than {limit_bytes} bytes")
+                raise BadAnswer(f"the document is larger than {limit_bytes} bytes")
             # max_length stops inflating one byte past the limit: the rest of the chunk
             # stays compressed (in unconsumed_tail) and is never expanded.
             room = limit_bytes + 1 - len(body)
             body += chunk if inflater is None else inflater.decompress(chunk, room)
             if len(body) > limit_bytes:
-                raise DownloadFailed(f"the document inflates to more than {limit_bytes} bytes")
+                raise BadAnswer(f"the document inflates to more than {limit_bytes} bytes")
         if inflater is not None and not inflater.eof:
-            raise DownloadFailed("the document's gzip body is cut short")
+            raise BadAnswer("the document's gzip body is cut short")
     except zlib.error:
-        raise DownloadFailed("the document's gzip body is corrupt") from None
+        raise BadAnswer("the document's gzip body is corrupt") from None
     return Downloaded(
         body=bytes(body),
         cache_control=reply.headers.get("cache-control"),

@@ -11,21 +11,25 @@ redirect rules apply afterwards (``oauth.clients``).
 
 from __future__ import annotations
 
+import ipaddress
 import re
-import string
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-MAX_URL_LENGTH = 2000
+# A client_id is a URI like a redirect URI, and is shown, compared and fetched: it holds
+# the characters, host and port redirect URIs may (oauth.redirects), up to the same length.
+from frontdesk.oauth.redirects import HOST_AND_PORT, MAX_URI_LENGTH, URI_CHARACTERS
+
 MAX_REDIRECT_URIS = 10
 MAX_CLIENT_NAME_LENGTH = 200
-# RFC 3986 2.2-2.3: the characters a URI may hold, without "#" (the draft forbids a
-# fragment). Anything else would be compared, shown and fetched as something else.
-URL_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-._~:/?[]@!$&'()*+,;=%")
-# RFC 3986 3.2.2-3.2.3: a bracketed IP literal or a name, then an optional port.
-HOST_AND_PORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[^\[\]:@]+)(?::([0-9]{1,5}))?\Z")
+MAX_PORT_DIGITS = 5
 PERCENT_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+# RFC 1123 2.1 and RFC 1035 2.3.4: letters, digits and hyphens, 1 to 63 of them a label,
+# at most 253 in all. A name that breaks them cannot be resolved or named by a certificate,
+# and the resolver's IDNA codec raises on an empty or long label rather than failing it.
+HOST_LABEL = re.compile(r"[A-Za-z0-9-]{1,63}\Z")
+MAX_HOST_NAME_LENGTH = 253
 DOT_SEGMENTS = frozenset({".", "..", "%2e", "%2e%2e", ".%2e", "%2e."})
 # Unicode bidirectional embeddings, overrides and isolates: in a client name they make the
 # consent page read text in another order than it was written.
@@ -49,7 +53,7 @@ class ClientDocument:
 def is_client_document_url(client_id: str) -> bool:
     """Whether ``client_id`` is a metadata document URL (the draft's section "Client
     Identifier"): https, a host, a path other than "/", no fragment, no user or password,
-    no "." or ".." segment, at most MAX_URL_LENGTH characters. A query string is accepted:
+    no "." or ".." segment, at most MAX_URI_LENGTH characters. A query string is accepted:
     the draft only advises clients against one."""
     return url_problem(client_id) is None
 
@@ -58,11 +62,11 @@ def url_problem(url: str) -> str | None:
     """What makes ``url`` no metadata document URL, or None."""
     if not url.startswith("https://"):
         return "its client_id must be an https URL"
-    if len(url) > MAX_URL_LENGTH:
-        return f"its client_id is longer than {MAX_URL_LENGTH} characters"
+    if len(url) > MAX_URI_LENGTH:
+        return f"its client_id is longer than {MAX_URI_LENGTH} characters"
     if "#" in url:
         return "its client_id must not have a fragment"
-    if not URL_CHARACTERS.issuperset(url) or PERCENT_ESCAPE.search(url):
+    if not URI_CHARACTERS.issuperset(url) or PERCENT_ESCAPE.search(url):
         return "its client_id holds characters a URL may not"
     try:
         parts = urlsplit(url)
@@ -71,13 +75,32 @@ def url_problem(url: str) -> str | None:
     if "@" in parts.netloc:
         return "its client_id must not carry a user name or password"
     match = HOST_AND_PORT.match(parts.netloc)
-    if match is None or not 0 < int(match.group(2) or 443) <= 65535:
+    if match is None or not _is_host(match.group(1)) or not _is_port(match.group(2)):
         return "its client_id has no valid host and port"
     if parts.path in ("", "/"):
         return "its client_id must have a path"
     if any(segment.lower() in DOT_SEGMENTS for segment in parts.path.split("/")):
         return 'its client_id must not hold "." or ".." path segments'
     return None
+
+
+def _is_host(host: str) -> bool:
+    if host.startswith("["):
+        try:
+            return ipaddress.ip_address(host[1:-1]).version == 6
+        except ValueError:
+            return False
+    return len(host) <= MAX_HOST_NAME_LENGTH and all(
+        HOST_LABEL.match(label) for label in host.split(".")
+    )
+
+
+def _is_port(port: str | None) -> bool:
+    # HOST_AND_PORT's port group is the colon and what follows it, if anything.
+    if port is None:
+        return True
+    digits = port[1:]
+    return 0 < len(digits) <= MAX_PORT_DIGITS and 0 < int(digits) <= 65535
 
 
 def parse_document(url: str, document: Any) -> ClientDocument:
@@ -103,8 +126,8 @@ def parse_document(url: str, document: Any) -> ClientDocument:
         raise ValueError("redirect_uris must be a non-empty list")
     if len(redirect_uris) > MAX_REDIRECT_URIS:
         raise ValueError(f"redirect_uris holds more than {MAX_REDIRECT_URIS} URIs")
-    if not all(isinstance(uri, str) and 0 < len(uri) <= MAX_URL_LENGTH for uri in redirect_uris):
-        raise ValueError(f"redirect_uris must hold strings of 1 to {MAX_URL_LENGTH} characters")
+    if not all(isinstance(uri, str) and 0 < len(uri) <= MAX_URI_LENGTH for uri in redirect_uris):
+        raise ValueError(f"redirect_uris must hold strings of 1 to {MAX_URI_LENGTH} characters")
     _require_member(document, "grant_types", "authorization_code")
     _require_member(document, "response_types", "code")
     client_name = document.get("client_name")
@@ -150,8 +173,8 @@ def _display_url(value: Any) -> str | None:
     if (
         not isinstance(value, str)
         or not value.startswith("https://")
-        or len(value) > MAX_URL_LENGTH
-        or not URL_CHARACTERS.issuperset(value)
+        or len(value) > MAX_URI_LENGTH
+        or not URI_CHARACTERS.issuperset(value)
     ):
         return None
     try:

@@ -42,9 +42,9 @@ class ClientDirectory:
         await self._registered.add(client)
 
     async def find(self, tenant_key: str, client_id: str, setup: SigninSetup) -> KnownClient | None:
-        """The client, or None when no client of this company has the id. Raises
-        ClientDocumentRefused, naming what was wrong, for a metadata document that cannot be
-        accepted (fetch failed, broken rule, or a redirect URI this company refuses)."""
+        """The client, or None when no client of this company has the id. For a metadata
+        document, raises ClientDocumentRefused when it breaks a rule (this company's redirect
+        rules included) and ClientDocumentUnavailable when it cannot be fetched now."""
         if is_client_document_url(client_id):
             document = await self._documents.fetch(client_id)
             for index, uri in enumerate(document.redirect_uris):
@@ -52,8 +52,7 @@ class ClientDirectory:
                     check_redirect_uri(uri, setup.native_redirect_schemes)
                 except InvalidRedirectUri as refused:
                     raise ClientDocumentRefused(
-                        f"the client's metadata document is refused: redirect_uris[{index}]:"
-                        f" {refused.description}"
+                        f"redirect_uris[{index}]: {refused.description}"
                     ) from None
             return KnownClient(
                 client_id=document.client_id,

@@ -11,8 +11,9 @@
     ├── InvalidClientMetadata      400  invalid_client_metadata registration (RFC 7591)
     ├── SigninNotSetUp             404  not_found               no sign-in for this company
     ├── RateLimited                429  rate_limited            with Retry-After
+    ├── TemporarilyUnavailable     503  temporarily_unavailable with Retry-After
     └── AuthorizeRedirect          303  to the client's redirect_uri with ``error``
-    AuthorizePage                  400/404 HTML page: the redirect target is not trusted
+    AuthorizePage                  400/404/503 HTML page: the redirect target is not trusted
 
 Each class carries its wire code and status, so errors can be checked without HTTP.
 """
@@ -96,6 +97,18 @@ class RateLimited(OAuthError):
 
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"Too many requests; retry after {retry_after} seconds")
+        self.retry_after = retry_after
+
+
+class TemporarilyUnavailable(OAuthError):
+    """Something the request needs cannot be had now (a client's metadata document whose
+    host does not answer); the client should retry, and keep its tokens meanwhile."""
+
+    error = "temporarily_unavailable"
+    status = 503
+
+    def __init__(self, description: str, retry_after: int) -> None:
+        super().__init__(description)
         self.retry_after = retry_after
 
 

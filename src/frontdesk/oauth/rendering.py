@@ -10,7 +10,13 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect, OAuthError, RateLimited
+from frontdesk.oauth.errors import (
+    AuthorizePage,
+    AuthorizeRedirect,
+    OAuthError,
+    RateLimited,
+    TemporarilyUnavailable,
+)
 from frontdesk.oauth.pages import error_page
 from frontdesk.oauth.redirects import redirect_with
 from frontdesk.store.outage import is_outage
@@ -42,7 +48,7 @@ async def render_oauth_error(request: Request, error: Exception) -> Response:
         )
         return RedirectResponse(location, status_code=303, headers=NO_STORE)
     headers = dict(NO_STORE)
-    if isinstance(error, RateLimited):
+    if isinstance(error, RateLimited | TemporarilyUnavailable):
         headers["retry-after"] = str(error.retry_after)
     if error.status == 401 and request.headers.get("authorization", "").lower().startswith("basic"):
         # RFC 6749 5.2: a client that tried HTTP Basic is told which scheme failed.
