@@ -41,12 +41,12 @@ def texts(result: CallToolResult) -> list[str]:
     return found
 
 
-async def test_sdk_client_connects_by_falling_back_to_initialize(
+async def test_sdk_client_in_auto_mode_adopts_2026_07_28_through_discover(
     live_service: LiveService,
 ) -> None:
-    """The SDK's server/discover probe is refused, so it negotiates a version via initialize."""
+    """The SDK's server/discover probe is answered, so it speaks 2026-07-28 without initialize."""
     async with Client(live_service.mcp_url("demo")) as client:
-        assert client.protocol_version == "2025-11-25"
+        assert client.protocol_version == "2026-07-28"
         assert client.server_info is not None
         assert client.server_info.name == "frontdesk"
         assert client.server_info.title == "Demo Coffee Roasters"
@@ -55,22 +55,57 @@ async def test_sdk_client_connects_by_falling_back_to_initialize(
         assert client.server_capabilities.tools is not None
 
 
-async def test_discover_probe_is_refused_with_an_error_clients_fall_back_on(
+async def test_sdk_client_in_legacy_mode_negotiates_through_initialize(
     live_service: LiveService,
 ) -> None:
-    """A 2026-era probe gets 400 for its version header, and -32601 without that header."""
-    probe = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
+    """The handshake of the 2025 revisions is served as before, with its session."""
+    async with Client(live_service.mcp_url("demo"), mode="legacy") as client:
+        assert client.protocol_version == "2025-11-25"
+        assert client.server_info is not None
+        assert client.server_info.title == "Demo Coffee Roasters"
+        echoed = await client.call_tool("echo", {"text": "legacy"})
+    assert texts(echoed) == ["legacy"]
+
+
+async def test_sdk_client_pinned_to_2026_07_28_lists_and_calls_a_guest_tool(
+    live_service: LiveService,
+) -> None:
+    """mode="2026-07-28" sends every request with its envelope and routing headers, unprobed."""
+    async with Client(live_service.mcp_url("demo"), mode="2026-07-28") as client:
+        assert client.protocol_version == "2026-07-28"
+        listing = await client.list_tools()
+        echoed = await client.call_tool("echo", {"text": "hello at 2026-07-28"})
+        dark = await client.call_tool("search_products", {"roast": "dark"})
+    assert [tool.name for tool in listing.tools][:2] == ["echo", "search_products"]
+    assert listing.cache_scope == "public"
+    assert listing.ttl_ms >= 0
+    assert not echoed.is_error
+    assert texts(echoed) == ["hello at 2026-07-28"]
+    assert dark.structured_content is not None
+    assert dark.structured_content["count"] == 1
+
+
+async def test_a_2026_probe_with_an_unknown_version_is_told_the_versions_served(
+    live_service: LiveService,
+) -> None:
+    """An unsupported MCP-Protocol-Version: 400, -32022, the request's id and data.supported."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    probe = {"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {"_meta": meta}}
     async with httpx.AsyncClient(timeout=10) as http:
-        with_header = await http.post(
+        response = await http.post(
             live_service.mcp_url("demo"),
             json=probe,
-            headers={"MCP-Protocol-Version": "2026-07-28"},
+            headers={"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "server/discover"},
         )
-        without_header = await http.post(live_service.mcp_url("demo"), json=probe)
-    assert with_header.status_code == 400
-    assert with_header.json()["error"]["code"] == -32600
-    assert without_header.status_code == 200
-    assert without_header.json()["error"]["code"] == -32601
+    assert response.status_code == 400
+    reply = response.json()
+    assert reply["id"] == 7
+    assert reply["error"]["code"] == -32022
+    assert "2026-07-28" in reply["error"]["data"]["supported"]
+    assert reply["error"]["data"]["requested"] == "2099-01-01"
 
 
 async def test_demo_tools_are_listed_and_answer(live_service: LiveService) -> None:
@@ -221,12 +256,16 @@ async def test_acme_resources_prompts_and_completions(live_service: LiveService)
     assert models.completion.values == ["A-100", "A-200"]
 
 
-async def test_sdk_client_reports_an_unknown_resource(live_service: LiveService) -> None:
-    """Reading a URI the company does not have raises the server's JSON-RPC error."""
-    async with Client(live_service.mcp_url("acme")) as client:
+@pytest.mark.parametrize(("mode", "code"), [("legacy", -32002), ("2026-07-28", -32602)])
+async def test_sdk_client_reports_an_unknown_resource(
+    live_service: LiveService, mode: str, code: int
+) -> None:
+    """Reading a URI the company does not have raises the server's JSON-RPC error: -32002 in
+    2025, -32602 in 2026-07-28 (which retired -32002)."""
+    async with Client(live_service.mcp_url("acme"), mode=mode) as client:
         with pytest.raises(MCPError) as raised:
             await client.read_resource("acme://nothing-here")
-    assert raised.value.code == -32002
+    assert raised.value.code == code
 
 
 async def test_sdk_client_cannot_connect_to_an_unknown_company(

@@ -17,6 +17,7 @@ from frontdesk.protocol.errors import (
     PARSE_ERROR,
     RATE_LIMITED,
     UNAUTHORIZED,
+    UNSUPPORTED_PROTOCOL_VERSION,
 )
 from frontdesk.protocol.versions import SUPPORTED_VERSIONS
 from tests.conftest import BASE_URL
@@ -328,11 +329,17 @@ async def test_a_supported_protocol_version_header_is_served(
 async def test_an_unsupported_protocol_version_header_is_refused_with_400(
     client: httpx.AsyncClient, version: str
 ) -> None:
-    """A present but unsupported MCP-Protocol-Version answers 400 with an envelope."""
+    """A present but unsupported MCP-Protocol-Version answers 400 with -32022, the request's
+    id, the versions served and the one asked for (MCP 2026-07-28)."""
     response = await client.post(
-        ACME, json=request("ping"), headers={"mcp-protocol-version": version}
+        ACME, json=request("ping", request_id=41), headers={"mcp-protocol-version": version}
     )
-    assert_envelope(response, 400, INVALID_REQUEST)
+    envelope = assert_envelope(response, 400, UNSUPPORTED_PROTOCOL_VERSION)
+    assert envelope["id"] == 41
+    assert envelope["error"]["data"] == {
+        "supported": [*SUPPORTED_VERSIONS, "2026-07-28"],
+        "requested": version,
+    }
 
 
 async def test_a_request_without_a_protocol_version_header_is_served(

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import orjson
 import structlog
 
+from frontdesk import __version__
 from frontdesk.companies.definition import (
     Access,
     CompanyDefinition,
@@ -198,11 +199,6 @@ def _builder_loader(provider: PythonProvider) -> Callable[[], PromptBuilder]:
     return lambda: prompt_builder(provider.target)
 
 
-def _rendered(listing: dict[str, Any]) -> orjson.Fragment:
-    """A listing as the JSON that every reply listing it carries."""
-    return orjson.Fragment(orjson.dumps(listing))
-
-
 class ServedCompany:
     """One company's MCP surface, as this instance serves it."""
 
@@ -244,10 +240,13 @@ class ServedCompany:
         }
 
         self.has_signin = definition.signin is not None
+        # Who answers, as MCP results name it (initialize's serverInfo; 2026-07-28's _meta).
+        self.server_info = {"name": "frontdesk", "title": definition.name, "version": __version__}
         # The listings are rendered to JSON here, once: clients list often, a listing never
         # changes while the company is loaded, and rendering 50 tools' listing cost a
-        # tools/list call 15 µs on every call.
-        self.tools_listing = _rendered(
+        # tools/list call 15 µs on every call. The JSON (``*_json``) is kept too: a
+        # 2026-07-28 reply adds its fields to it (protocol/modern.py).
+        self.tools_json = orjson.dumps(
             {
                 "tools": [
                     _with_security_schemes(tool.listing) if self.has_signin else tool.listing
@@ -255,10 +254,10 @@ class ServedCompany:
                 ]
             }
         )
-        self.resources_listing = _rendered(
+        self.resources_json = orjson.dumps(
             {"resources": [_resource_listing(resource) for resource in definition.resources]}
         )
-        self.resource_templates_listing = _rendered(
+        self.resource_templates_json = orjson.dumps(
             {
                 "resourceTemplates": [
                     _drop_none(
@@ -274,6 +273,11 @@ class ServedCompany:
                 ]
             }
         )
-        self.prompts_listing = _rendered(
+        self.prompts_json = orjson.dumps(
             {"prompts": [_prompt_listing(prompt) for prompt in definition.prompts]}
         )
+        # Answered as they stand: orjson copies a Fragment into each reply.
+        self.tools_listing = orjson.Fragment(self.tools_json)
+        self.resources_listing = orjson.Fragment(self.resources_json)
+        self.resource_templates_listing = orjson.Fragment(self.resource_templates_json)
+        self.prompts_listing = orjson.Fragment(self.prompts_json)

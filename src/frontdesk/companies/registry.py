@@ -60,6 +60,14 @@ class CompanyRegistry:
             return cached[1]
         return None
 
+    def fresh_for(self, tenant_key: str) -> float:
+        """Seconds this instance keeps serving the company as it has it now, before it reads
+        it again (0 when it holds none): how long its listings are sure to stay as they are."""
+        cached = self._cache.get(tenant_key)
+        if cached is None:
+            return 0.0
+        return max(0.0, cached[0] - time.monotonic())
+
     async def active(self, tenant_key: str) -> ServedCompany | None:
         cached = self._cache.get(tenant_key)
         if cached is not None and cached[0] > time.monotonic():

@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.domain import Caller
 from frontdesk.protocol.bearer import Challenges
+
+
+class ModernRequest(NamedTuple):
+    """What a 2026-07-28 request's headers say (``protocol/modern.py`` checks each message
+    against them) and how long this instance keeps serving the company's listings as they
+    are."""
+
+    method: str | None
+    name: str | None
+    # One message must name itself in the headers; a batch (SPEC 2.9) may leave them out.
+    headers_required: bool
+    ttl_ms: int
 
 
 @dataclass(slots=True)
@@ -21,3 +34,5 @@ class RequestContext:
     # Set by a reply that needs a signed-in customer: the whole HTTP response becomes a 401
     # with this WWW-Authenticate, and still carries every reply.
     www_authenticate: str | None = None
+    # Set when the request is of the 2026-07-28 revision.
+    modern: ModernRequest | None = None

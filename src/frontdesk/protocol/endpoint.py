@@ -2,7 +2,9 @@
 into its envelope and status, in this one place (SPEC 4.2, 7.1, 8).
 
 It is a plain ASGI handler, not a framework route: this is the hot path, and each
-request here pays for nothing it does not use.
+request here pays for nothing it does not use. Both revisions are served here: a request
+whose ``MCP-Protocol-Version`` header names 2026-07-28 by ``modern``'s rules, any other
+(no header, or a version ``initialize`` negotiates) as before.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.config import MAX_BODY_BYTES
 from frontdesk.domain import Caller
 from frontdesk.network import ClientAddressResolver
+from frontdesk.protocol import modern
 from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import (
     BodyTooLarge,
     EndpointError,
+    HeaderMismatch,
     InvalidRequest,
     MethodNotFound,
     NoActiveCompany,
@@ -50,7 +54,7 @@ from frontdesk.protocol.errors import (
 from frontdesk.protocol.jsonrpc import Body, Message, failure, parse_body, success
 from frontdesk.protocol.methods import HANDLERS
 from frontdesk.protocol.sessions import SessionSigner
-from frontdesk.protocol.versions import SUPPORTED_VERSIONS, is_supported
+from frontdesk.protocol.versions import ALL_VERSIONS, MODERN_VERSION, is_supported
 from frontdesk.ratelimit import RateLimiter
 from frontdesk.store.outage import is_outage
 
@@ -116,6 +120,7 @@ class McpEndpoint:
             headers = headers_of(scope)
             _check_content_type(headers)
             body = parse_body(raw)
+            is_modern = _is_modern(headers.get(b"mcp-protocol-version"), body)
             self._check_session(headers, company, body)
             context = RequestContext(
                 company,
@@ -123,12 +128,21 @@ class McpEndpoint:
                 request_id,
                 sign_in=self._bearers.challenges(tenant_key) if company.has_signin else None,
             )
+            answer = _answer
+            if is_modern:
+                context.modern = modern.modern_request(
+                    scope["headers"],
+                    headers,
+                    not body.is_batch,
+                    int(self._registry.fresh_for(tenant_key) * 1000),
+                )
+                answer = _answer_modern
             first = body.messages[0]
             if body.is_batch or first.is_notification:
                 replies = await _dispatch(context, body.messages)
             else:
                 # One request, the usual case: answered directly.
-                replies = [await _answer(context, first)]
+                replies = [await answer(context, first)]
         except ClientDisconnectedError:
             return 499
         except RpcError as error:
@@ -148,6 +162,11 @@ class McpEndpoint:
             session_id = self._sessions.issue(tenant_key, context.negotiated_version)
             answer_headers.append((b"mcp-session-id", session_id.encode()))
         status = 200
+        if context.modern is not None and not body.is_batch:
+            # This revision gives one request's error an HTTP status of its own.
+            refusal = replies[0].get("error")
+            if refusal is not None:
+                status = modern.STATUS_BY_CODE.get(refusal["code"], 200)
         if context.www_authenticate is not None:
             status = 401
             answer_headers.append((b"www-authenticate", context.www_authenticate.encode()))
@@ -183,11 +202,6 @@ class McpEndpoint:
         # Counted in memory when it can be: no coroutine for the usual case.
         if not self._counted_here(company, caller):
             await self._count_shared(company, caller)
-        version = headers.get(b"mcp-protocol-version")
-        if version is not None and not is_supported(version.decode("latin-1")):
-            raise UnsupportedVersion(
-                "Unsupported MCP-Protocol-Version", data={"supported": list(SUPPORTED_VERSIONS)}
-            )
         return company, caller
 
     def _counted_here(self, company: ServedCompany, caller: Caller) -> bool:
@@ -231,6 +245,30 @@ async def _answer_other_method(method: str, send: Send, edge_headers: Headers) -
     return 405
 
 
+def _is_modern(version: bytes | None, body: Body) -> bool:
+    """Whether the request is of the 2026-07-28 revision, by its MCP-Protocol-Version header.
+
+    Read once the body is, so that a refusal carries the request's id (MCP 2026-07-28).
+    """
+    if version is None or is_supported(text := version.decode("latin-1")):
+        # No header (2024-11-05 clients, and initialize) or a negotiated version: the body
+        # must not claim 2026-07-28 in a header's stead, as only the header routes.
+        for message in body.messages:
+            meta = message.params.get("_meta")
+            if type(meta) is dict and meta.get(modern.PROTOCOL_VERSION_KEY) == MODERN_VERSION:
+                raise HeaderMismatch(
+                    "params._meta names 2026-07-28 but the MCP-Protocol-Version header does not",
+                    request_id=message.id,
+                )
+        return False
+    if text == MODERN_VERSION:
+        return True
+    raise UnsupportedVersion(
+        "Unsupported protocol version",
+        data={"supported": list(ALL_VERSIONS), "requested": text},
+    )
+
+
 def _check_content_type(headers: dict[bytes, bytes]) -> None:
     content_type = headers.get(b"content-type")
     media_type = (content_type or b"").split(b";", 1)[0].strip().lower()
@@ -239,11 +277,12 @@ def _check_content_type(headers: dict[bytes, bytes]) -> None:
 
 
 async def _dispatch(context: RequestContext, messages: list[Message]) -> list[dict[str, Any]]:
+    answer = _answer if context.modern is None else _answer_modern
     requests = [message for message in messages if not message.is_notification]
     if len(requests) == 1:
-        return [await _answer(context, requests[0])]
+        return [await answer(context, requests[0])]
     # Replies keep the order of the requests; slow tools in a batch run side by side.
-    return list(await asyncio.gather(*(_answer(context, message) for message in requests)))
+    return list(await asyncio.gather(*(answer(context, message) for message in requests)))
 
 
 async def _answer(context: RequestContext, message: Message) -> dict[str, Any]:
@@ -255,10 +294,31 @@ async def _answer(context: RequestContext, message: Message) -> dict[str, Any]:
     except RpcError as error:
         return failure(message.id, error)
     except Exception as error:
-        if is_outage(error):
-            raise
-        log.exception("method_failed", method=message.method)
-        return failure(message.id, RpcError("Internal error"))
+        return _failed(message, error)
+
+
+async def _answer_modern(context: RequestContext, message: Message) -> dict[str, Any]:
+    handler = modern.HANDLERS.get(message.method)
+    try:
+        assert context.modern is not None
+        modern.admit(context.modern, message)
+        if handler is None:
+            # initialize, ping, logging/setLevel and the subscriptions are not of this
+            # revision: answered as any unknown method.
+            raise MethodNotFound(f"Method not found: {message.method}")
+        return success(message.id, await handler(context, message.params))
+    except RpcError as error:
+        return failure(message.id, error)
+    except Exception as error:
+        return _failed(message, error)
+
+
+def _failed(message: Message, error: Exception) -> dict[str, Any]:
+    """The reply to a method that failed unexpectedly; an outage refuses the request."""
+    if is_outage(error):
+        raise error
+    log.exception("method_failed", method=message.method)
+    return failure(message.id, RpcError("Internal error"))
 
 
 async def _respond_error(

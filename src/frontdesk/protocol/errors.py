@@ -8,8 +8,9 @@
     ├── ResourceNotFound         -32002       resources/read of an unknown URI
     ├── SignInRequired           -32003       a personal resource or prompt, as a guest
     ├── ProviderFailed           -32603       a resource or prompt provider failed
+    ├── HeaderMismatch           -32020  400  2026-07-28: a routing header disagrees with the body
     └── EndpointError                         refuses the whole HTTP request
-        ├── UnsupportedVersion   -32600  400  MCP-Protocol-Version we do not speak
+        ├── UnsupportedVersion   -32022  400  MCP-Protocol-Version we do not speak
         ├── BodyTooLarge         -32600  413  over 256 KB
         ├── Unauthorized         -32003  401  a token that cannot be accepted
         ├── NoActiveCompany      -32004  404  nobody serves this tenant key here
@@ -18,7 +19,8 @@
         └── ServiceUnavailable   -32000  503  the database cannot be reached; retry
 
 Each class carries its JSON-RPC code (and HTTP status), so errors can be checked
-without HTTP.
+without HTTP. A 2026-07-28 request answered with one error takes its status from the code
+instead (``modern.STATUS_BY_CODE``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ RESOURCE_NOT_FOUND = -32002
 UNAUTHORIZED = -32003
 NO_ACTIVE_COMPANY = -32004
 RATE_LIMITED = -32005
+# Defined by MCP 2026-07-28 (schema: HeaderMismatchError, UnsupportedProtocolVersionError).
+HEADER_MISMATCH = -32020
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 
 class RpcError(Exception):
@@ -103,6 +108,14 @@ class ProviderFailed(RpcError):
     code = INTERNAL_ERROR
 
 
+class HeaderMismatch(RpcError):
+    """MCP 2026-07-28: a routing header (``MCP-Protocol-Version``, ``Mcp-Method``,
+    ``Mcp-Name``) is missing, repeated, or says something other than the body."""
+
+    code = HEADER_MISMATCH
+    status = 400
+
+
 class EndpointError(RpcError):
     """Refuses the whole HTTP request, with its own status and headers."""
 
@@ -111,9 +124,10 @@ class EndpointError(RpcError):
 
 
 class UnsupportedVersion(EndpointError):
-    """The MCP-Protocol-Version header names a version this server does not speak."""
+    """The MCP-Protocol-Version header names a version this server does not speak; the
+    data names the versions it does and echoes the one asked for (MCP 2026-07-28)."""
 
-    code = INVALID_REQUEST
+    code = UNSUPPORTED_PROTOCOL_VERSION
     status = 400
 
 

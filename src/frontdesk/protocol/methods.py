@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 
 import structlog
 
-from frontdesk import __version__
 from frontdesk.companies.catalog import ServedTool
 from frontdesk.companies.definition import Access, PromptDefinition
 from frontdesk.content import (
@@ -70,7 +69,7 @@ async def initialize(context: RequestContext, params: dict[str, Any]) -> dict[st
     result: dict[str, Any] = {
         "protocolVersion": version,
         "capabilities": CAPABILITIES,
-        "serverInfo": {"name": "frontdesk", "title": company.name, "version": __version__},
+        "serverInfo": company.server_info,
     }
     if company.definition.instructions:
         result["instructions"] = company.definition.instructions

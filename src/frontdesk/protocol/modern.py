@@ -1,0 +1,286 @@
+"""MCP 2026-07-28 on the same endpoint: the per-request envelope and routing headers each
+message is checked against, ``server/discover``, and the fields its results carry.
+
+A request is of this revision when its ``MCP-Protocol-Version`` header names it (the
+endpoint decides). There is no ``initialize`` and no session to open: every message carries
+the envelope in ``params._meta`` (protocol version and client capabilities, required; client
+info and log level, optional). The methods are 2025's less ``initialize``, ``ping``,
+``logging/setLevel`` and the subscription pair, plus ``server/discover``; they are served by
+the same handlers (``methods``) and their results completed here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import orjson
+
+from frontdesk.companies.definition import Access
+from frontdesk.protocol import methods
+from frontdesk.protocol.context import ModernRequest, RequestContext
+from frontdesk.protocol.errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    HeaderMismatch,
+    InvalidParams,
+    ResourceNotFound,
+)
+from frontdesk.protocol.jsonrpc import Message, Result
+from frontdesk.protocol.params import no_cursor, required_str
+from frontdesk.protocol.versions import ALL_VERSIONS, MODERN_VERSION
+
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+
+METHOD_HEADER = b"mcp-method"
+NAME_HEADER = b"mcp-name"
+# A routing header sent twice is refused: a reader of the first copy and a reader of the
+# last would route the request differently.
+ROUTING_HEADERS = frozenset({b"mcp-protocol-version", METHOD_HEADER, NAME_HEADER})
+# The params field each method's Mcp-Name header repeats.
+NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+# The revision's HTTP status for a request answered with one error; other codes keep 200.
+STATUS_BY_CODE = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+
+# Honest, as in 2025 (methods.CAPABILITIES): nothing changes under a client, since this
+# endpoint never streams, and no logging, since no log message is ever sent.
+CAPABILITIES: dict[str, Any] = {
+    "tools": {"listChanged": False},
+    "resources": {"subscribe": False, "listChanged": False},
+    "prompts": {"listChanged": False},
+    "completions": {},
+}
+
+COMPLETE = "complete"
+_BASE64_OPEN, _BASE64_CLOSE = "=?base64?", "?="
+
+
+def modern_request(
+    raw_headers: list[tuple[bytes, bytes]],
+    headers: dict[bytes, bytes],
+    headers_required: bool,
+    ttl_ms: int,
+) -> ModernRequest:
+    """What the request's routing headers say, read once for all its messages."""
+    seen: set[bytes] = set()
+    for header, _ in raw_headers:
+        if header in ROUTING_HEADERS:
+            if header in seen:
+                raise HeaderMismatch(f"The {header.decode()} header appears more than once")
+            seen.add(header)
+    method = headers.get(METHOD_HEADER)
+    name = headers.get(NAME_HEADER)
+    return ModernRequest(
+        None if method is None else _header_text(method, "Mcp-Method"),
+        None if name is None else _header_text(name, "Mcp-Name"),
+        headers_required,
+        ttl_ms,
+    )
+
+
+def _header_text(raw: bytes, header: str) -> str:
+    """A routing header's value, without the whitespace around it (RFC 9110 5.5) and
+    unwrapped when the client base64-encoded it (``=?base64?...?=``, MCP 2026-07-28
+    transports: how a value that is not plain ASCII travels)."""
+    try:
+        value = raw.strip(b" \t").decode("ascii")
+    except UnicodeDecodeError:
+        raise HeaderMismatch(f"The {header} header must be ASCII") from None
+    if not (value.startswith(_BASE64_OPEN) and value.endswith(_BASE64_CLOSE)):
+        return value
+    payload = value[len(_BASE64_OPEN) : -len(_BASE64_CLOSE)]
+    try:
+        decoded = base64.b64decode(payload, validate=True)
+        # Only the canonical encoding: two spellings of one value could be routed apart.
+        if base64.b64encode(decoded).decode("ascii") != payload:
+            raise ValueError(payload)
+        return decoded.decode("utf-8")
+    except (binascii.Error, ValueError):
+        raise HeaderMismatch(f"The {header} header holds malformed base64") from None
+
+
+def admit(request: ModernRequest, message: Message) -> None:
+    """Refuse a message whose envelope or routing headers are not as the revision requires,
+    checked in its order: the envelope's presence, then each header against the body."""
+    params = message.params
+    meta = params.get("_meta")
+    if type(meta) is not dict:
+        raise InvalidParams(
+            f"Invalid params: params._meta must be an object holding {PROTOCOL_VERSION_KEY}"
+            f" and {CLIENT_CAPABILITIES_KEY}"
+        )
+    missing = [key for key in (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY) if key not in meta]
+    if missing:
+        raise InvalidParams(f"Invalid params: params._meta lacks {' and '.join(missing)}")
+    # The endpoint routes here only a request whose header names this revision.
+    if meta[PROTOCOL_VERSION_KEY] != MODERN_VERSION:
+        raise HeaderMismatch(
+            "The MCP-Protocol-Version header does not match the protocol version in params._meta"
+        )
+    _check_routing(request, message)
+    if type(meta[CLIENT_CAPABILITIES_KEY]) is not dict:
+        raise InvalidParams(f"Invalid params: {CLIENT_CAPABILITIES_KEY} must be an object")
+    client_info = meta.get(CLIENT_INFO_KEY)
+    if client_info is not None and type(client_info) is not dict:
+        raise InvalidParams(f"Invalid params: {CLIENT_INFO_KEY} must be an object")
+    level = meta.get(LOG_LEVEL_KEY)
+    # Checked, though no log message is ever sent (the capabilities say so).
+    if level is not None and (type(level) is not str or level not in methods.LOG_LEVELS):
+        raise InvalidParams(
+            f"Invalid params: {LOG_LEVEL_KEY} must be one of {sorted(methods.LOG_LEVELS)}"
+        )
+
+
+def _check_routing(request: ModernRequest, message: Message) -> None:
+    if request.method is None:
+        if request.headers_required:
+            raise HeaderMismatch("The Mcp-Method header is missing")
+    elif request.method != message.method:
+        raise HeaderMismatch("The Mcp-Method header does not match the method in the body")
+    field = NAME_FIELDS.get(message.method)
+    if field is None:
+        return
+    value = message.params.get(field)
+    if type(value) is not str:
+        # Nothing to repeat: the method itself refuses the missing field.
+        return
+    if request.name is None:
+        if request.headers_required:
+            raise HeaderMismatch(f"The Mcp-Name header is missing (params.{field} is set)")
+    elif request.name != value:
+        raise HeaderMismatch(f"The Mcp-Name header does not match params.{field}")
+
+
+def _ttl_ms(context: RequestContext) -> int:
+    modern = context.modern
+    return 0 if modern is None else modern.ttl_ms
+
+
+def _server_meta(context: RequestContext, meta: Any = None) -> dict[str, Any]:
+    """The result's ``_meta``: its own keys, and who answers (servers SHOULD say so on
+    every result)."""
+    if meta is None:
+        return {SERVER_INFO_KEY: context.company.server_info}
+    return {**meta, SERVER_INFO_KEY: context.company.server_info}
+
+
+def _completed(context: RequestContext, result: dict[str, Any]) -> dict[str, Any]:
+    result["resultType"] = COMPLETE
+    result["_meta"] = _server_meta(context, result.get("_meta"))
+    return result
+
+
+def _listing(context: RequestContext, listing_json: bytes) -> orjson.Fragment:
+    """A listing rendered when the company was loaded, with this revision's fields added.
+
+    The listing is the same for every caller of the company, guest or customer (SPEC 5.5),
+    so any cache may share it; it stays as it is here as long as this instance keeps the
+    company before reading it again (``FRONTDESK_COMPANY_CACHE_SECONDS``).
+    """
+    fields = orjson.dumps(
+        {
+            "resultType": COMPLETE,
+            "cacheScope": "public",
+            "ttlMs": _ttl_ms(context),
+            "_meta": _server_meta(context),
+        }
+    )
+    # Both are JSON objects: the listing's closing brace gives way to the added members.
+    return orjson.Fragment(b"".join((listing_json[:-1], b",", fields[1:])))
+
+
+async def server_discover(context: RequestContext, _params: dict[str, Any]) -> dict[str, Any]:
+    company = context.company
+    result: dict[str, Any] = {
+        "supportedVersions": list(ALL_VERSIONS),
+        "capabilities": CAPABILITIES,
+        "resultType": COMPLETE,
+        "cacheScope": "public",
+        "ttlMs": _ttl_ms(context),
+        "_meta": _server_meta(context),
+    }
+    if company.definition.instructions:
+        result["instructions"] = company.definition.instructions
+    return result
+
+
+async def tools_list(context: RequestContext, params: dict[str, Any]) -> Result:
+    no_cursor(params)
+    return _listing(context, context.company.tools_json)
+
+
+async def resources_list(context: RequestContext, params: dict[str, Any]) -> Result:
+    no_cursor(params)
+    return _listing(context, context.company.resources_json)
+
+
+async def resource_templates_list(context: RequestContext, params: dict[str, Any]) -> Result:
+    no_cursor(params)
+    return _listing(context, context.company.resource_templates_json)
+
+
+async def prompts_list(context: RequestContext, params: dict[str, Any]) -> Result:
+    no_cursor(params)
+    return _listing(context, context.company.prompts_json)
+
+
+async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    return _completed(context, await methods.tools_call(context, params))
+
+
+async def resources_read(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    try:
+        result = await methods.resources_read(context, params)
+    except ResourceNotFound as error:
+        # This revision retired -32002: an unknown URI is invalid params, naming the URI.
+        raise InvalidParams("Resource not found", data=error.data) from None
+    resource = context.company.resources.get(required_str(params, "uri"))
+    definition = None if resource is None else resource.definition
+    # Text or bytes in the company's definition, for anyone: the same for every caller as
+    # long as the company is. A provider's answer may differ by customer and by read.
+    shared = (
+        definition is not None
+        and definition.access is Access.PUBLIC
+        and (definition.text is not None or definition.blob_base64 is not None)
+    )
+    result["cacheScope"] = "public" if shared else "private"
+    result["ttlMs"] = _ttl_ms(context) if shared else 0
+    return _completed(context, result)
+
+
+async def prompts_get(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    return _completed(context, await methods.prompts_get(context, params))
+
+
+async def completion_complete(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    return _completed(context, await methods.completion_complete(context, params))
+
+
+HANDLERS: dict[str, methods.Handler] = {
+    "server/discover": server_discover,
+    "tools/list": tools_list,
+    "tools/call": tools_call,
+    "resources/list": resources_list,
+    "resources/templates/list": resource_templates_list,
+    "resources/read": resources_read,
+    "prompts/list": prompts_list,
+    "prompts/get": prompts_get,
+    "completion/complete": completion_complete,
+}
