@@ -2,7 +2,7 @@
 
 Frontdesk forwards each call of an ``http`` tool to the company's backend. This file is a
 complete backend in one page: copy the idea into your own stack (the check is twenty lines
-in any language). It serves the demo company's ``loyalty_points`` tool.
+in any language). It serves the demo company's ``loyalty_points`` and ``cancel_order`` tools.
 
 Run it::
 
@@ -19,11 +19,14 @@ One ``POST /tools`` per call, with a JSON body::
     {"tenant": "demo", "tool": "loyalty_points", "arguments": {},
      "customer": {"subject": "dev:ada@example.com", "email": "ada@example.com",
                   "name": "Ada", "scopes": ["email", "profile"]},
-     "request_id": "8e6fb5f808517c57", "call_id": "3f0c9a6d1e2b4c58a7d6e5f4"}
+     "request_id": "8e6fb5f808517c57", "call_id": "3f0c9a6d1e2b4c58a7d6e5f4",
+     "input_methods": ["elicitation/create"], "input_responses": null, "request_state": null}
 
 ``customer`` is the signed-in customer, or ``null`` for a guest; ``email`` is there only
 when the customer granted the ``email`` scope and ``name`` only with ``profile``.
-``request_id`` is in Frontdesk's logs too; ``call_id`` is new for every call. The headers::
+``request_id`` is in Frontdesk's logs too; ``call_id`` is new for every call.
+``input_methods`` is what the customer's client can be asked (see "Asking the customer").
+The headers::
 
     Frontdesk-Timestamp: 1795243646           unix seconds when Frontdesk signed the call
     Frontdesk-Signature: v1=<hex>             HMAC-SHA256(secret, "<timestamp>." + raw body)
@@ -45,6 +48,29 @@ JSON as text for clients that read text. ``"isError": true`` shows your message 
 customer's assistant. Anything else (another status, more than 1 MiB, JSON of another
 shape, no answer within the tool's ``timeout``) reaches the caller as an ``isError`` result
 with a plain message; Frontdesk logs the detail under the request id.
+
+Asking the customer
+-------------------
+A tool may need the customer's input before it acts ("Cancel order #A-1001?"). It answers
+200 with MCP 2026-07-28's input-required result instead of a tool result::
+
+    {"resultType": "input_required",
+     "inputRequests": {"confirm": {"method": "elicitation/create",
+                                   "params": {"message": "...", "requestedSchema": {...}}}},
+     "requestState": "<your own state, any string up to 2 KiB>"}
+
+Up to 10 requests, each ``elicitation/create``, ``sampling/createMessage`` or
+``roots/list``, and only of the kinds listed in ``input_methods`` (a client that cannot
+answer gets an error saying so, and so does every MCP 2025 client). ``requestState`` is
+optional. Frontdesk seals it (signed, expiring after 10 minutes, valid only for this company,
+tool, arguments and customer) before the client sees it, so you need no storage of your own
+and any Frontdesk instance can take the answer. The client then calls the tool again: you get
+the same call with ``input_responses`` (the client's answers, keyed as you asked, e.g.
+``{"confirm": {"action": "accept", "content": {"cancel": true}}}``) and ``request_state``
+(yours, exactly as you answered it). Treat the answers as the customer's words, not proof of
+anything; the client can read your state (it is signed, not encrypted), so keep no secret in
+it; and the same answer may arrive twice (a client retrying), so make the action idempotent.
+If an answer is missing or unusable, ask again.
 """
 
 from __future__ import annotations
@@ -100,11 +126,12 @@ class ReplayGuard:
             return True
 
 
-# The tools. A real backend would look the customer up in its own systems by ``subject``
-# (stable, e.g. "oidc:<issuer sub>") rather than by email, which may be withheld.
+# The tools: each gets the arguments, the customer and the whole call. A real backend would
+# look the customer up in its own systems by ``subject`` (stable, e.g. "oidc:<issuer sub>")
+# rather than by email, which may be withheld.
 
 
-def loyalty_points(_arguments: Json, customer: Json | None) -> Json:
+def loyalty_points(_arguments: Json, customer: Json | None, _call: Json) -> Json:
     if customer is None:
         return {"text": "Sign in to see your loyalty points.", "isError": True}
     # Made-up but stable numbers: the same customer always has the same points.
@@ -123,7 +150,57 @@ def loyalty_points(_arguments: Json, customer: Json | None) -> Json:
     }
 
 
-TOOLS = {"loyalty_points": loyalty_points}
+CONFIRM = "confirm"
+
+
+def cancel_order(arguments: Json, customer: Json | None, call: Json) -> Json:
+    """Cancels one of the customer's orders, once they have confirmed it."""
+    if customer is None:
+        return {"text": "Sign in to cancel an order.", "isError": True}
+    order = arguments.get("order_id")
+    if not isinstance(order, str) or not order.strip():
+        return {"text": "Say which order to cancel (order_id).", "isError": True}
+    answers = call.get("input_responses") or {}
+    confirmation = answers.get(CONFIRM)
+    # Only an answer to the question we asked counts: our own state says which one it was.
+    if not isinstance(confirmation, dict) or call.get("request_state") != _asked_about(order):
+        return {
+            "resultType": "input_required",
+            "inputRequests": {
+                CONFIRM: {
+                    "method": "elicitation/create",
+                    "params": {
+                        "message": f"Cancel order #{order}? This cannot be undone.",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {
+                                "cancel": {"type": "boolean", "title": f"Cancel #{order}"}
+                            },
+                            "required": ["cancel"],
+                        },
+                    },
+                }
+            },
+            "requestState": _asked_about(order),
+        }
+    content = confirmation.get("content") or {}
+    if confirmation.get("action") != "accept" or content.get("cancel") is not True:
+        return {
+            "content": [{"type": "text", "text": f"Order #{order} was not cancelled."}],
+            "structuredContent": {"order_id": order, "status": "unchanged"},
+        }
+    # A real backend cancels here, idempotently: a client may send the same answer twice.
+    return {
+        "content": [{"type": "text", "text": f"Order #{order} is cancelled."}],
+        "structuredContent": {"order_id": order, "status": "cancelled"},
+    }
+
+
+def _asked_about(order: str) -> str:
+    return json.dumps({"asked": "cancel", "order_id": order})
+
+
+TOOLS = {"loyalty_points": loyalty_points, "cancel_order": cancel_order}
 
 
 def answer(call: Json) -> tuple[int, Json]:
@@ -135,7 +212,7 @@ def answer(call: Json) -> tuple[int, Json]:
     customer = call.get("customer")
     if not isinstance(arguments, dict) or not (customer is None or isinstance(customer, dict)):
         return 400, {"error": "malformed call"}
-    return 200, tool(arguments, customer)
+    return 200, tool(arguments, customer, call)
 
 
 class BackendServer(ThreadingHTTPServer):

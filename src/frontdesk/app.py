@@ -40,6 +40,7 @@ from frontdesk.observability import (
 from frontdesk.outbound import OutboundClients
 from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.endpoint import McpEndpoint
+from frontdesk.protocol.request_state import RequestStates
 from frontdesk.protocol.sessions import SessionSigner
 from frontdesk.ratelimit import RateLimiter
 from frontdesk.store.clients import ClientRepository
@@ -176,6 +177,7 @@ class Frontdesk(Edge):
             services.limiter,
             addresses,
             BearerResolver(services.grants, services.settings),
+            RequestStates(services.settings.secret_keys),
         )
         self._routes = _routes(services, addresses)
         super().__init__(self._route, services.settings, services.metrics, services.access_log)

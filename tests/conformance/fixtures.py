@@ -150,3 +150,12 @@ async def prompt_with_image(
         {"role": "user", "content": IMAGE},
         {"role": "user", "content": {"type": "text", "text": "Please analyze the image above."}},
     ]
+
+
+async def streaming_elicitation(_arguments: Mapping[str, Any], _call: ToolCall) -> str:
+    # Over SSE this tool would ask mid-call; a JSON reply carries its answer and nothing else.
+    return "Streaming elicitation test completed: no request was sent to the client."
+
+
+async def region_header(arguments: Mapping[str, Any], _call: ToolCall) -> str:
+    return f"Query run in region {arguments['region']}."

@@ -120,6 +120,7 @@ async def test_demo_tools_are_listed_and_answer(live_service: LiveService) -> No
         "search_products",
         "order_status",
         "loyalty_points",
+        "cancel_order",
     ]
     search = next(tool for tool in listing.tools if tool.name == "search_products")
     assert search.output_schema is not None

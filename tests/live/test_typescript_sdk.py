@@ -1,7 +1,10 @@
 """The MCP TypeScript SDK's own client (npm ``@modelcontextprotocol/sdk``, pinned in
 tests/interop/package.json) against Frontdesk running as a real process: it connects with
 ``StreamableHTTPClientTransport`` and runs tests/interop/ts_client.mjs; its OAuth client signs
-a customer in through tests/interop/ts_signin.mjs, registered or as a metadata document."""
+a customer in through tests/interop/ts_signin.mjs, registered or as a metadata document.
+
+Its successor, the TypeScript client 2.4 (npm ``@modelcontextprotocol/client``, pinned there
+too), runs tests/interop/ts_modern_client.mjs pinned to 2026-07-28, as a guest."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +28,8 @@ pytestmark = [pytest.mark.live, pytest.mark.interop]
 
 INTEROP = ROOT / "tests" / "interop"
 CLIENT_SCRIPT = INTEROP / "ts_client.mjs"
+MODERN_CLIENT_SCRIPT = INTEROP / "ts_modern_client.mjs"
+MODERN = "2026-07-28"
 SIGNIN_SCRIPT = INTEROP / "ts_signin.mjs"
 SIGN_IN_TENANT = "initech"
 DOCUMENT_PATH = "/clients/typescript-sdk.json"
@@ -41,11 +47,10 @@ def sdk_node() -> str:
     return node
 
 
-@pytest.fixture
-def session(sdk_node: str, live_service: LiveService) -> dict[str, Any]:
-    """What ts_client.mjs saw in one session with the demo company."""
+def run_client(node: str, script: Path, url: str) -> dict[str, Any]:
+    """The JSON document a client script printed after its run against ``url``."""
     result = subprocess.run(
-        [sdk_node, str(CLIENT_SCRIPT), live_service.mcp_url("demo")],
+        [node, str(script), url],
         cwd=INTEROP,
         capture_output=True,
         text=True,
@@ -53,11 +58,23 @@ def session(sdk_node: str, live_service: LiveService) -> dict[str, Any]:
         check=False,
     )
     assert result.returncode == 0, (
-        f"ts_client.mjs exited with {result.returncode}:\n"
+        f"{script.name} exited with {result.returncode}:\n"
         f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     )
     output: dict[str, Any] = json.loads(result.stdout)
     return output
+
+
+@pytest.fixture
+def session(sdk_node: str, live_service: LiveService) -> dict[str, Any]:
+    """What ts_client.mjs saw in one session with the demo company."""
+    return run_client(sdk_node, CLIENT_SCRIPT, live_service.mcp_url("demo"))
+
+
+@pytest.fixture
+def modern_run(sdk_node: str, live_service: LiveService) -> dict[str, Any]:
+    """What ts_modern_client.mjs, pinned to 2026-07-28, saw with the demo company."""
+    return run_client(sdk_node, MODERN_CLIENT_SCRIPT, live_service.mcp_url("demo"))
 
 
 def test_typescript_client_initializes_with_the_newest_version_and_a_session(
@@ -97,6 +114,40 @@ def test_typescript_client_accepts_structured_content_matching_the_output_schema
     assert structured["count"] == 2
     assert [product["sku"] for product in structured["products"]] == ["BRA-CERR", "SUM-MAND"]
     assert json.loads(search["content"][0]["text"]) == structured
+
+
+def test_typescript_client_2_4_pinned_to_2026_speaks_only_2026_without_a_session(
+    modern_run: dict[str, Any],
+) -> None:
+    """server/discover first, then every request at 2026-07-28 with its routing headers, all
+    answered 200, and no session ever issued."""
+    traffic = modern_run["traffic"]
+    assert [step["mcpMethod"] for step in traffic] == [
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "tools/call",
+    ]
+    assert [step["mcpName"] for step in traffic[2:]] == ["echo", "search_products"]
+    assert {step["protocolVersion"] for step in traffic} == {MODERN}
+    assert {step["status"] for step in traffic} == {200}
+    assert {step["sessionId"] for step in traffic} == {None}
+
+
+def test_typescript_client_2_4_lists_and_calls_as_a_guest(modern_run: dict[str, Any]) -> None:
+    """The demo tools with their schemas, echo, and structured content the client checked
+    against the listed outputSchema; each result names the server."""
+    tools = {tool["name"]: tool for tool in modern_run["tools"]}
+    assert {"echo", "search_products", "order_status"} <= set(tools)
+    assert tools["search_products"]["outputSchema"]["required"] == ["products", "count"]
+    echo = modern_run["echo"]
+    assert echo["content"] == [{"type": "text", "text": "hi"}]
+    assert echo["isError"] is False
+    assert echo["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "frontdesk"
+    search = modern_run["search"]
+    assert search["isError"] is False
+    assert search["structuredContent"]["count"] == 2
+    assert json.loads(search["content"][0]["text"]) == search["structuredContent"]
 
 
 async def sign_in(

@@ -91,7 +91,7 @@ def test_a_signed_call_is_answered_with_the_customers_points(
     response = post(example_backend.url, call_body(), example_backend.secret)
     assert response.status_code == 200, response.text
     structured = response.json()["structuredContent"]
-    assert structured == example.loyalty_points({}, ADA)["structuredContent"]
+    assert structured == example.loyalty_points({}, ADA, {})["structuredContent"]
     assert structured["customer"] == ADA["subject"]
     assert structured["tier"] in ("bronze", "silver", "gold")
 
@@ -174,7 +174,27 @@ def test_the_answer_fits_the_demo_tools_declared_output_schema() -> None:
     assert tool.output_schema is not None
     validator = Draft202012Validator(tool.output_schema)
     for subject in ("dev:ada@example.com", "oidc:1234", "dev:zoe@example.com"):
-        answer = example.loyalty_points({}, {**ADA, "subject": subject})
+        answer = example.loyalty_points({}, {**ADA, "subject": subject}, {})
+        assert list(validator.iter_errors(answer["structuredContent"])) == []
+
+
+def test_the_demo_cancel_order_asks_then_answers_as_declared() -> None:
+    """The demo company's cancel_order points at the example; its question is an
+    elicitation and both outcomes fit the declared output schema."""
+    [demo] = read_companies_file(DEMO_FILE).companies
+    tool = next(tool for tool in demo.tools if tool.name == "cancel_order")
+    assert tool.provider.model_dump()["url"] == "http://127.0.0.1:8001/tools"
+    assert tool.access == "personal"
+    assert tool.output_schema is not None
+    validator = Draft202012Validator(tool.output_schema)
+    arguments = {"order_id": "A-1001"}
+    question = example.cancel_order(arguments, ADA, {})
+    assert question["resultType"] == "input_required"
+    assert question["inputRequests"]["confirm"]["method"] == "elicitation/create"
+    for cancel in (True, False):
+        answers = {"confirm": {"action": "accept", "content": {"cancel": cancel}}}
+        call = {"input_responses": answers, "request_state": question["requestState"]}
+        answer = example.cancel_order(arguments, ADA, call)
         assert list(validator.iter_errors(answer["structuredContent"])) == []
 
 
@@ -191,7 +211,7 @@ async def test_a_signed_in_customer_gets_their_points_through_frontdesk(
         served.client, "initrode", email="ada@initrode.example", name="Ada"
     )
     result = await call_tool(served.client, "initrode", "loyalty_points", token=tokens.access)
-    expected = example.loyalty_points({}, ADA)
+    expected = example.loyalty_points({}, ADA, {})
     assert result == {**expected, "isError": False}
 
 

@@ -39,7 +39,8 @@ def ok(backend: ScriptedBackend, path: str = "/tools") -> str:
 async def test_a_guest_call_is_posted_with_a_null_customer(
     serve: Serve, backend: ScriptedBackend
 ) -> None:
-    """The body holds tenant, tool, arguments, customer null, the request id and a call id."""
+    """The body holds tenant, tool, arguments, customer null, the request id, a call id, and
+    (from a 2025 client, which cannot be asked anything) no input methods nor answers."""
     served = await serve(company("initrode", http_tool("lookup", ok(backend))))
     result = await call_tool(
         served.client, "initrode", "lookup", {"order": "A-1", "n": [1, 2]}, request_id="req-42"
@@ -56,6 +57,9 @@ async def test_a_guest_call_is_posted_with_a_null_customer(
         "arguments": {"order": "A-1", "n": [1, 2]},
         "customer": None,
         "request_id": "req-42",
+        "input_methods": [],
+        "input_responses": None,
+        "request_state": None,
     }
     assert received.headers["content-type"] == "application/json"
     assert received.headers["frontdesk-request-id"] == "req-42"

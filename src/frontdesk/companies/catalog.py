@@ -26,6 +26,7 @@ from frontdesk.companies.definition import (
 )
 from frontdesk.content import PromptBuilder, ResourceReader, prompt_builder, resource_reader
 from frontdesk.oauth.scopes import SUPPORTED as SUPPORTED_SCOPES
+from frontdesk.protocol.param_headers import ParamHeader, declared
 from frontdesk.ratelimit import RateLimit, parse_rate_limit
 from frontdesk.schemas import SchemaCheck
 from frontdesk.tools.factory import ProviderFactory
@@ -64,6 +65,8 @@ class ServedTool:
     # None when the provider could not be loaded: the tool is still listed (the company
     # meant to offer it) and a call says it is unavailable.
     provider: ToolProvider | None
+    # The arguments a 2026-07-28 client repeats in Mcp-Param-* headers (x-mcp-header).
+    param_headers: tuple[ParamHeader, ...] = ()
 
     @property
     def name(self) -> str:
@@ -96,7 +99,9 @@ class ServedTool:
 def _serve_tool(tenant_key: str, tool: ToolDefinition, providers: ProviderFactory) -> ServedTool:
     provider = _load(tenant_key, "tool", tool.name, lambda: providers.tool_provider(tool.provider))
     output = SchemaCheck(tool.output_schema) if tool.output_schema else None
-    return ServedTool(tool, SchemaCheck(tool.input_schema), output, provider)
+    return ServedTool(
+        tool, SchemaCheck(tool.input_schema), output, provider, declared(tool.input_schema)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.domain import Caller
 from frontdesk.protocol.bearer import Challenges
+from frontdesk.protocol.request_state import RequestStates
 
 
 class ModernRequest(NamedTuple):
@@ -20,6 +22,8 @@ class ModernRequest(NamedTuple):
     # One message must name itself in the headers; a batch (SPEC 2.9) may leave them out.
     headers_required: bool
     ttl_ms: int
+    # Every Mcp-Param-* header sent, by lower-case name, each copy of it.
+    param_headers: Mapping[bytes, list[bytes]]
 
 
 @dataclass(slots=True)
@@ -27,6 +31,8 @@ class RequestContext:
     company: ServedCompany
     caller: Caller
     request_id: str
+    # Seals and opens the requestState of a tool that asks the customer (2026-07-28).
+    request_states: RequestStates
     # The challenges a personal tool answers a guest with; None without sign-in.
     sign_in: Challenges | None = None
     # Set by ``initialize``: the endpoint then issues a session for this version.

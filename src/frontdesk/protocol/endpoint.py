@@ -53,6 +53,7 @@ from frontdesk.protocol.errors import (
 )
 from frontdesk.protocol.jsonrpc import Body, Message, failure, parse_body, success
 from frontdesk.protocol.methods import HANDLERS
+from frontdesk.protocol.request_state import RequestStates
 from frontdesk.protocol.sessions import SessionSigner
 from frontdesk.protocol.versions import ALL_VERSIONS, MODERN_VERSION, is_supported
 from frontdesk.ratelimit import RateLimiter
@@ -74,9 +75,11 @@ class McpEndpoint:
         limiter: RateLimiter,
         addresses: ClientAddressResolver,
         bearers: BearerResolver,
+        request_states: RequestStates,
     ) -> None:
         self._registry = registry
         self._sessions = sessions
+        self._request_states = request_states
         self._limiter = limiter
         self._addresses = addresses
         self._bearers = bearers
@@ -126,6 +129,7 @@ class McpEndpoint:
                 company,
                 caller,
                 request_id,
+                self._request_states,
                 sign_in=self._bearers.challenges(tenant_key) if company.has_signin else None,
             )
             answer = _answer
@@ -301,7 +305,7 @@ async def _answer_modern(context: RequestContext, message: Message) -> dict[str,
     handler = modern.HANDLERS.get(message.method)
     try:
         assert context.modern is not None
-        modern.admit(context.modern, message)
+        modern.admit(context.modern, message, context.company.tools)
         if handler is None:
             # initialize, ping, logging/setLevel and the subscriptions are not of this
             # revision: answered as any unknown method.

@@ -31,7 +31,7 @@ from frontdesk.protocol.jsonrpc import Result
 from frontdesk.protocol.params import no_cursor, optional_object, required_str
 from frontdesk.protocol.versions import negotiate
 from frontdesk.schemas import SchemaCheck
-from frontdesk.tools.provider import ToolCall, ToolError, ToolResult
+from frontdesk.tools.provider import InputRequired, ToolAnswer, ToolCall, ToolError, ToolResult
 
 log = structlog.get_logger(__name__)
 
@@ -86,24 +86,55 @@ async def tools_list(context: RequestContext, params: dict[str, Any]) -> Result:
 
 
 async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
-    name = required_str(params, "name")
-    arguments = optional_object(params, "arguments")
-    company = context.company
-    tool = company.tools.get(name)
-    if tool is None:
-        raise InvalidParams(f"Unknown tool: {name}")
-    refusal = _refusal(context, tool, arguments)
+    tool, arguments = called_tool(context, params)
+    refusal = refusal_of(context, tool, arguments)
     if refusal is not None:
         return refusal.to_mcp()
+    answer = await run_tool(context, tool, arguments)
+    if isinstance(answer, InputRequired):
+        # A 2025 client cannot be asked anything in the middle of a call.
+        answer = ToolResult.text(
+            f"{tool.name} needs to ask the customer a question before it can act, and this"
+            " client cannot answer questions; use a client that speaks MCP 2026-07-28.",
+            is_error=True,
+        )
+    return answer.to_mcp()
+
+
+def called_tool(
+    context: RequestContext, params: dict[str, Any]
+) -> tuple[ServedTool, dict[str, Any]]:
+    """The tool a tools/call names, and its arguments; InvalidParams for an unknown tool."""
+    name = required_str(params, "name")
+    arguments = optional_object(params, "arguments")
+    tool = context.company.tools.get(name)
+    if tool is None:
+        raise InvalidParams(f"Unknown tool: {name}")
+    return tool, arguments
+
+
+async def run_tool(
+    context: RequestContext,
+    tool: ServedTool,
+    arguments: dict[str, Any],
+    input_methods: frozenset[str] = frozenset(),
+    input_responses: dict[str, Any] | None = None,
+    state: str | None = None,
+) -> ToolAnswer:
+    """The provider's answer to an admitted call; every failure becomes an isError result."""
+    company = context.company
     provider = tool.provider
     if provider is None:
-        return ToolResult.text(f"{tool.name} is unavailable right now.", is_error=True).to_mcp()
+        return ToolResult.text(f"{tool.name} is unavailable right now.", is_error=True)
     call = ToolCall(
-        tenant_key=company.tenant_key,
-        tool=tool.name,
-        arguments=arguments,
-        customer=context.caller.customer,
-        request_id=context.request_id,
+        company.tenant_key,
+        tool.name,
+        arguments,
+        context.caller.customer,
+        context.request_id,
+        input_methods,
+        input_responses,
+        state,
     )
     try:
         result = await DEADLINES.run(tool.definition.timeout, provider.call(call))
@@ -120,12 +151,12 @@ async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[st
         log.exception("tool_failed", tenant=company.tenant_key, tool=tool.name)
         result = ToolResult.text(f"{tool.name} failed; please try again later.", is_error=True)
     else:
-        if tool.output is not None and not result.is_error:
+        if tool.output is not None and isinstance(result, ToolResult) and not result.is_error:
             result = _as_declared(company.tenant_key, tool.name, tool.output, result)
-    return result.to_mcp()
+    return result
 
 
-def _refusal(
+def refusal_of(
     context: RequestContext, tool: ServedTool, arguments: dict[str, Any]
 ) -> ToolResult | None:
     """The isError result for a call that must not reach the provider, or None."""

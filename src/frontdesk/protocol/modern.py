@@ -16,9 +16,11 @@ import binascii
 from typing import Any
 
 import orjson
+import structlog
 
+from frontdesk.companies.catalog import ServedTool
 from frontdesk.companies.definition import Access
-from frontdesk.protocol import methods
+from frontdesk.protocol import methods, param_headers
 from frontdesk.protocol.context import ModernRequest, RequestContext
 from frontdesk.protocol.errors import (
     HEADER_MISMATCH,
@@ -33,7 +35,11 @@ from frontdesk.protocol.errors import (
 )
 from frontdesk.protocol.jsonrpc import Message, Result
 from frontdesk.protocol.params import no_cursor, required_str
+from frontdesk.protocol.request_state import StateBinding
 from frontdesk.protocol.versions import ALL_VERSIONS, MODERN_VERSION
+from frontdesk.tools.provider import ELICITATION, ROOTS, SAMPLING, InputRequired, ToolResult
+
+log = structlog.get_logger(__name__)
 
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -69,6 +75,9 @@ CAPABILITIES: dict[str, Any] = {
 }
 
 COMPLETE = "complete"
+INPUT_REQUIRED = "input_required"
+# The client capability each input request needs (schema ``ClientCapabilities``).
+INPUT_CAPABILITIES = {ELICITATION: "elicitation", SAMPLING: "sampling", ROOTS: "roots"}
 _BASE64_OPEN, _BASE64_CLOSE = "=?base64?", "?="
 
 
@@ -80,11 +89,15 @@ def modern_request(
 ) -> ModernRequest:
     """What the request's routing headers say, read once for all its messages."""
     seen: set[bytes] = set()
-    for header, _ in raw_headers:
+    params: dict[bytes, list[bytes]] = {}
+    for header, value in raw_headers:
         if header in ROUTING_HEADERS:
             if header in seen:
                 raise HeaderMismatch(f"The {header.decode()} header appears more than once")
             seen.add(header)
+        elif header.startswith(param_headers.HEADER_PREFIX):
+            # Only read for the tool that declares it (a repeated copy is refused then).
+            params.setdefault(header, []).append(value)
     method = headers.get(METHOD_HEADER)
     name = headers.get(NAME_HEADER)
     return ModernRequest(
@@ -92,6 +105,7 @@ def modern_request(
         None if name is None else _header_text(name, "Mcp-Name"),
         headers_required,
         ttl_ms,
+        params,
     )
 
 
@@ -116,9 +130,10 @@ def _header_text(raw: bytes, header: str) -> str:
         raise HeaderMismatch(f"The {header} header holds malformed base64") from None
 
 
-def admit(request: ModernRequest, message: Message) -> None:
+def admit(request: ModernRequest, message: Message, tools: dict[str, ServedTool]) -> None:
     """Refuse a message whose envelope or routing headers are not as the revision requires,
-    checked in its order: the envelope's presence, then each header against the body."""
+    checked in its order: the envelope's presence, then each header against the body (a
+    tool's Mcp-Param-* headers too)."""
     params = message.params
     meta = params.get("_meta")
     if type(meta) is not dict:
@@ -135,6 +150,8 @@ def admit(request: ModernRequest, message: Message) -> None:
             "The MCP-Protocol-Version header does not match the protocol version in params._meta"
         )
     _check_routing(request, message)
+    if message.method == "tools/call":
+        _check_param_headers(request, message.params, tools)
     if type(meta[CLIENT_CAPABILITIES_KEY]) is not dict:
         raise InvalidParams(f"Invalid params: {CLIENT_CAPABILITIES_KEY} must be an object")
     client_info = meta.get(CLIENT_INFO_KEY)
@@ -166,6 +183,23 @@ def _check_routing(request: ModernRequest, message: Message) -> None:
             raise HeaderMismatch(f"The Mcp-Name header is missing (params.{field} is set)")
     elif request.name != value:
         raise HeaderMismatch(f"The Mcp-Name header does not match params.{field}")
+
+
+def _check_param_headers(
+    request: ModernRequest, params: dict[str, Any], tools: dict[str, ServedTool]
+) -> None:
+    name = params.get("name")
+    tool = tools.get(name) if type(name) is str else None
+    # An unknown tool is refused by tools/call itself; most tools declare no header.
+    if tool is None or not tool.param_headers:
+        return
+    param_headers.check(
+        tool.param_headers,
+        params.get("arguments"),
+        request.param_headers,
+        request.headers_required,
+        _header_text,
+    )
 
 
 def _ttl_ms(context: RequestContext) -> int:
@@ -242,7 +276,108 @@ async def prompts_list(context: RequestContext, params: dict[str, Any]) -> Resul
 
 
 async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
-    return _completed(context, await methods.tools_call(context, params))
+    """A call, or a call made again with the client's answers and the requestState it was
+    given; a tool that needs input first gets an input-required result."""
+    tool, arguments = methods.called_tool(context, params)
+    input_responses = _input_responses(params)
+    sealed = params.get("requestState")
+    if sealed is not None and type(sealed) is not str:
+        raise InvalidParams("Invalid params: requestState must be a string")
+    refusal = methods.refusal_of(context, tool, arguments)
+    if refusal is not None:
+        return _completed(context, refusal.to_mcp())
+    state = None
+    if sealed is not None:
+        binding = StateBinding.of(context.company.tenant_key, tool.name, arguments, context.caller)
+        state = context.request_states.open(sealed, binding)
+    capabilities = params["_meta"][CLIENT_CAPABILITIES_KEY]
+    answer = await methods.run_tool(
+        context, tool, arguments, _input_methods(capabilities), input_responses, state
+    )
+    if isinstance(answer, InputRequired):
+        return _input_required(context, tool.name, arguments, capabilities, answer)
+    return _completed(context, answer.to_mcp())
+
+
+def _input_responses(params: dict[str, Any]) -> dict[str, Any] | None:
+    """The client's answers (schema ``InputResponses``): an object of objects when sent."""
+    if "inputResponses" not in params:
+        return None
+    responses = params["inputResponses"]
+    if type(responses) is not dict or any(
+        type(answer) is not dict for answer in responses.values()
+    ):
+        raise InvalidParams("Invalid params: inputResponses must be an object of response objects")
+    return responses
+
+
+def _input_methods(capabilities: dict[str, Any]) -> frozenset[str]:
+    """The input requests a client with these capabilities can answer."""
+    if not capabilities:
+        return frozenset()
+    return frozenset(
+        method
+        for method, capability in INPUT_CAPABILITIES.items()
+        if type(capabilities.get(capability)) is dict
+    )
+
+
+def _unanswerable(capabilities: dict[str, Any], answer: InputRequired) -> list[str]:
+    """What the tool asks that the client did not declare it can answer."""
+    methods_known = _input_methods(capabilities)
+    elicitation = capabilities.get("elicitation") or {}
+    unanswerable = set()
+    for request in answer.requests.values():
+        method = request["method"]
+        if method not in methods_known:
+            unanswerable.add(method)
+        elif (
+            method == ELICITATION
+            and request.get("params", {}).get("mode") == "url"
+            and "url" not in elicitation
+        ):
+            # An empty elicitation capability means form mode only (2025-11-25 onwards).
+            unanswerable.add("elicitation in URL mode")
+    return sorted(unanswerable)
+
+
+def _input_required(
+    context: RequestContext,
+    tool: str,
+    arguments: dict[str, Any],
+    capabilities: dict[str, Any],
+    answer: InputRequired,
+) -> dict[str, Any]:
+    company = context.company
+    # The revision: a server MUST NOT ask what the client did not declare it can answer.
+    unanswerable = _unanswerable(capabilities, answer)
+    if unanswerable:
+        log.warning("tool_input_unanswerable", tenant=company.tenant_key, tool=tool)
+        return _completed(
+            context,
+            ToolResult.text(
+                f"{tool} needs to ask the customer something this client cannot answer"
+                f" ({', '.join(unanswerable)}).",
+                is_error=True,
+            ).to_mcp(),
+        )
+    binding = StateBinding.of(company.tenant_key, tool, arguments, context.caller)
+    try:
+        sealed = context.request_states.seal(binding, answer.state)
+    except ValueError:
+        log.error("tool_state_oversized", tenant=company.tenant_key, tool=tool)
+        return _completed(
+            context,
+            ToolResult.text(
+                f"{tool} answered with more than Frontdesk accepts.", is_error=True
+            ).to_mcp(),
+        )
+    return {
+        "resultType": INPUT_REQUIRED,
+        "inputRequests": answer.to_mcp(),
+        "requestState": sealed,
+        "_meta": _server_meta(context),
+    }
 
 
 async def resources_read(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:

@@ -4,14 +4,21 @@ Each call is a signed POST (see ``tools.signature``) of::
 
     {"tenant": "acme", "tool": "order_status", "arguments": {...},
      "customer": {"subject": ..., "email": ..., "name": ..., "scopes": [...]} | null,
-     "request_id": "8e6fb5f808517c57", "call_id": "3f0c9a6d1e2b4c58a7d6e5f4"}
+     "request_id": "8e6fb5f808517c57", "call_id": "3f0c9a6d1e2b4c58a7d6e5f4",
+     "input_methods": ["elicitation/create"], "input_responses": null, "request_state": null}
 
 ``request_id`` is shared by every call of one MCP request (a batch) and appears in
 Frontdesk's logs; ``call_id`` is new for every call, so no two calls are signed alike and a
 backend may refuse any signature it has seen before (replay) or use it as an idempotency key.
+``input_methods`` lists what the caller's client can be asked (``[]`` when nothing: every
+2025 client); when the client calls again after the backend asked for input,
+``input_responses`` holds its answers and ``request_state`` the backend's own state, both
+``null`` otherwise.
 
 The backend answers 200 with an MCP tool result: ``content`` (content blocks),
-``structuredContent`` and ``isError``, or the shorthand ``{"text": "..."}``. Any other
+``structuredContent`` and ``isError``, or the shorthand ``{"text": "..."}``; or, to ask the
+customer's client first, ``{"resultType": "input_required", "inputRequests": {...},
+"requestState": "..."}`` (the state optional, a string of at most 2 KiB). Any other
 answer (a non-2xx status, a body over ``MAX_RESPONSE_BYTES``, JSON of another shape, a
 refused address) becomes an ``isError`` result with a plain message; the detail is logged
 with the request id. One shared httpx client keeps connections alive across calls.
@@ -31,7 +38,13 @@ import structlog
 
 from frontdesk.tools import signature
 from frontdesk.tools.addresses import AddressPolicy, AddressRefused
-from frontdesk.tools.provider import ToolCall, ToolError, ToolResult
+from frontdesk.tools.provider import (
+    InputRequired,
+    ToolAnswer,
+    ToolCall,
+    ToolError,
+    ToolResult,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -62,7 +75,7 @@ class HttpToolProvider:
         self._host = parts.hostname or ""
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
 
-    async def call(self, call: ToolCall) -> ToolResult:
+    async def call(self, call: ToolCall) -> ToolAnswer:
         customer = call.customer
         body = orjson.dumps(
             {
@@ -79,6 +92,9 @@ class HttpToolProvider:
                 },
                 "request_id": call.request_id,
                 "call_id": secrets.token_hex(12),
+                "input_methods": sorted(call.input_methods),
+                "input_responses": call.input_responses,
+                "request_state": call.state,
             }
         )
         try:
@@ -124,10 +140,14 @@ async def _read_bounded(reply: httpx.Response) -> bytes | None:
     return b"".join(chunks)
 
 
-def parse_result(document: Any) -> ToolResult:
-    """A backend's answer as a ToolResult; ValueError names what is wrong with it."""
+def parse_result(document: Any) -> ToolAnswer:
+    """A backend's answer as a ToolResult or InputRequired; ValueError names what is wrong
+    with it."""
     if not isinstance(document, dict):
         raise ValueError("the answer is not a JSON object")
+    if document.get("resultType") == "input_required":
+        requests: Any = document.get("inputRequests")
+        return InputRequired(requests, document.get("requestState"))
     is_error = document.get("isError", False)
     if not isinstance(is_error, bool):
         raise ValueError("isError must be a boolean")

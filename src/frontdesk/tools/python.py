@@ -1,8 +1,10 @@
 """The ``python`` provider: a tool answered by an importable async callable.
 
 The callable takes ``(arguments, call)`` and returns a ``str`` (one text block), a ``dict``
-(structured content, echoed as JSON text for clients that read only text), or a
-``ToolResult``. Raising ``ToolError`` makes an ``isError`` result with its message.
+(structured content, echoed as JSON text for clients that read only text), a ``ToolResult``,
+or ``InputRequired`` to ask the customer's client first (``call.input_methods`` says what it
+can answer; the call comes again with ``call.input_responses`` and ``call.state``). Raising
+``ToolError`` makes an ``isError`` result with its message.
 """
 
 from __future__ import annotations
@@ -14,9 +16,15 @@ from typing import Any
 
 import orjson
 
-from frontdesk.tools.provider import ToolCall, ToolResult, ToolUnavailableError
+from frontdesk.tools.provider import (
+    InputRequired,
+    ToolAnswer,
+    ToolCall,
+    ToolResult,
+    ToolUnavailableError,
+)
 
-ToolOutput = str | dict[str, Any] | ToolResult
+ToolOutput = str | dict[str, Any] | ToolResult | InputRequired
 ToolFunction = Callable[[Mapping[str, Any], ToolCall], Awaitable[ToolOutput]]
 
 
@@ -63,5 +71,8 @@ class PythonToolProvider:
     def __init__(self, target: str) -> None:
         self._function: ToolFunction = resolve_coroutine_function(target)
 
-    async def call(self, call: ToolCall) -> ToolResult:
-        return as_tool_result(await self._function(call.arguments, call))
+    async def call(self, call: ToolCall) -> ToolAnswer:
+        output = await self._function(call.arguments, call)
+        if isinstance(output, InputRequired):
+            return output
+        return as_tool_result(output)
