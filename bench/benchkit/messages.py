@@ -110,6 +110,11 @@ def check_reply(scenario: Scenario, response: httpx.Response) -> None:
         problem = None if len(names) == LIST_TOOLS else f"not {LIST_TOOLS} tools: {reply}"[:300]
     else:
         problem = _echo_problem(reply, 1)
+        if problem is None and scenario.load == "call-2026":
+            # 2026-07-28 marks every result; a plain 2025 answer would pass the echo check.
+            result_type = reply["result"].get("resultType")
+            if result_type != "complete":
+                problem = f"resultType {result_type!r}, not 'complete': {str(reply)[:300]}"
     if problem:
         raise BenchError(f"{scenario.key}: {problem}")
 

@@ -1,4 +1,4 @@
-"""From measurements to bench/RESULTS.md: the table, issue 6's targets, the profiles."""
+"""From measurements to bench/RESULTS.md: the table, issues 6 and 21 targets, the profiles."""
 
 from __future__ import annotations
 
@@ -63,6 +63,11 @@ class Row:
     @property
     def server_cpu(self) -> float:
         return statistics.median(m.server_cpu for m in self.runs)
+
+    @property
+    def cpu_us(self) -> float:
+        """Server CPU time per request, in µs, from the medians (as the table prints it)."""
+        return self.server_cpu / self.rps * 1e6
 
     @property
     def other_cpu(self) -> float:
@@ -162,8 +167,21 @@ def round_ratios(top: Row, bottom: Row) -> str:
     return f" (rounds {min(ratios):.1%}–{max(ratios):.1%})"
 
 
+def round_cpu_ratios(top: Row, bottom: Row) -> str:
+    """``top``'s server CPU per request over ``bottom``'s, round by round."""
+    bottoms = {m.round: m.server_cpu / m.rps for m in bottom.runs if m.rps}
+    ratios = [
+        (m.server_cpu / m.rps) / bottoms[m.round]
+        for m in top.runs
+        if m.rps and bottoms.get(m.round)
+    ]
+    if len(ratios) < 2:
+        return ""
+    return f" (rounds {min(ratios):.2f}–{max(ratios):.2f}×)"
+
+
 def targets(rows: dict[str, Row]) -> list[Target]:
-    """Issue 6's targets, each computed from figures of this run."""
+    """Issues 6 and 21's targets, each computed from figures of this run."""
     found: list[Target] = []
     ceiling, guest = rows.get("ceiling"), rows.get("guest-call")
     if ceiling and guest:
@@ -180,6 +198,21 @@ def targets(rows: dict[str, Row]) -> list[Target]:
                 times = guest.rps / other.rps
                 name = f"guest tools/call ≥ {factor}× {what}"
                 found.append(Target(name, f"{times:.2f}×", times >= factor))
+    modern, sdk_modern = rows.get("guest-call-2026"), rows.get("mcp-python-2026")
+    if guest and modern:
+        # Issue 21: no more CPU per request than the 2025 call, within the ±5% noise that
+        # separates two rows of one run on this bench (bench/README.md).
+        cost = modern.cpu_us / guest.cpu_us
+        name = "guest tools/call at 2026-07-28: server CPU per request ≤ 1.05× the 2025 call's"
+        measured = (
+            f"{cost:.2f}× ({modern.cpu_us:.0f} against {guest.cpu_us:.0f} µs)"
+            f"{round_cpu_ratios(modern, guest)}"
+        )
+        found.append(Target(name, measured, cost <= 1.05))
+    if modern and sdk_modern:
+        times = modern.rps / sdk_modern.rps
+        name = "guest tools/call at 2026-07-28 ≥ 6× the Python SDK, 2026-07-28 mode"
+        found.append(Target(name, f"{times:.2f}×", times >= 6))
     bearer = rows.get("bearer-pg")
     if ceiling and bearer:
         ratio = bearer.rps / ceiling.rps
@@ -427,7 +460,12 @@ def render(report: Report) -> str:
     lines += ["### Servers", "", *servers_table(report.running, rows), ""]
     found = targets(by_key)
     if found:
-        lines += ["## Targets (issue 6)", "", "| target | measured | met |", "|---|---|:-:|"]
+        lines += [
+            "## Targets (issues 6 and 21)",
+            "",
+            "| target | measured | met |",
+            "|---|---|:-:|",
+        ]
         lines += [f"| {t.name} | {t.measured} | {'yes' if t.met else '**no**'} |" for t in found]
         lines.append("")
         scaling = ceiling_scaling(by_key)
@@ -475,8 +513,9 @@ def render(report: Report) -> str:
 def standard_notes(rows: Sequence[Row]) -> list[str]:
     notes = [
         "Every scenario was checked with one real request before it was loaded: status 200 "
-        "and the JSON-RPC reply parsed and compared (the echo text; all 20 batch replies in "
-        "order; 50 tools; for bearer scenarios a personal `whoami` call with each of the 32 "
+        "and the JSON-RPC reply parsed and compared (the echo text, and for 2026-07-28 "
+        "requests `resultType: complete`; all 20 batch replies in order; 50 tools; for "
+        "bearer scenarios a personal `whoami` call with each of the 32 "
         "customers' tokens answered that customer; for refresh, one grant returned a new "
         "pair). Under load only the status is checked: wrk counts non-2xx answers as errors. "
         "Bearer loads send the 32 customers' tokens in turn, so concurrent calls carry "

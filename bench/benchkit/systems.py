@@ -72,6 +72,7 @@ SCENARIOS = (
     ),
     Scenario("mcp-typescript", "tools/call: MCP TS SDK, stateless JSON", "mcp-typescript", "call"),
     Scenario("guest-call", "guest tools/call", "fd-sqlite", "call", "bench"),
+    Scenario("guest-call-2026", "guest tools/call, 2026-07-28", "fd-sqlite", "call-2026", "bench"),
     Scenario("guest-batch", f"guest tools/call, batch of {BATCH}", "fd-sqlite", "batch", "bench"),
     Scenario("list50", f"tools/list, {LIST_TOOLS} tools", "fd-sqlite", "list", "bench50"),
     Scenario("bearer-sqlite", "signed-in tools/call (bearer)", "fd-sqlite", "bearer", "benchauth"),

@@ -8,13 +8,10 @@
 // the redirect. The code is exchanged (finishAuth), whoami is called again; then the access
 // token is replaced with one the server never issued, so the next call is refused and the SDK
 // refreshes by itself. Prints what it saw as one JSON document on stdout.
-import { createServer } from "node:http";
-import { randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-
-const CALLBACK_TIMEOUT_MS = 30_000;
+import { MemoryProvider, checkedCallback, listenForCallback } from "./oauth_desk.mjs";
 
 const [url, port, clientMetadataUrl] = process.argv.slice(2);
 if (!url || !port) {
@@ -22,78 +19,6 @@ if (!url || !port) {
   process.exit(2);
 }
 const redirectUrl = `http://127.0.0.1:${port}/callback`;
-
-// The SDK's OAuthClientProvider, keeping everything in memory for this one run.
-class MemoryProvider {
-  constructor() {
-    this.clientMetadataUrl = clientMetadataUrl;
-    this.expectedState = randomBytes(16).toString("hex");
-    this.client = undefined;
-    this.savedTokens = undefined;
-    this.verifier = undefined;
-    this.authorizeUrls = [];
-  }
-  get redirectUrl() {
-    return redirectUrl;
-  }
-  get clientMetadata() {
-    return {
-      client_name: "Frontdesk TypeScript SDK tests",
-      redirect_uris: [redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  state() {
-    return this.expectedState;
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(client) {
-    this.client = client;
-  }
-  tokens() {
-    return this.savedTokens;
-  }
-  saveTokens(tokens) {
-    this.savedTokens = tokens;
-  }
-  redirectToAuthorization(authorizationUrl) {
-    this.authorizeUrls.push(authorizationUrl.href);
-    console.error(`authorize: ${authorizationUrl.href}`);
-  }
-  saveCodeVerifier(verifier) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
-
-// The loopback listener the browser is sent back to (RFC 8252 7.3); resolves with the query.
-function listenForCallback() {
-  let resolve;
-  let reject;
-  const arrived = new Promise((ok, fail) => {
-    resolve = ok;
-    reject = fail;
-  });
-  const server = createServer((request, response) => {
-    const query = new URL(request.url, redirectUrl).searchParams;
-    response.end("Signed in. You can close this page.");
-    resolve(query);
-  });
-  server.on("error", reject);
-  const listening = new Promise((ok) => server.listen(Number(port), "127.0.0.1", ok));
-  const timer = setTimeout(() => reject(new Error("no callback arrived")), CALLBACK_TIMEOUT_MS);
-  const done = arrived.finally(() => {
-    clearTimeout(timer);
-    server.close();
-  });
-  return { listening, done };
-}
 
 const traffic = [];
 async function recordingFetch(input, init) {
@@ -103,8 +28,8 @@ async function recordingFetch(input, init) {
   return response;
 }
 
-const provider = new MemoryProvider();
-const callback = listenForCallback();
+const provider = new MemoryProvider(redirectUrl, "Frontdesk TypeScript SDK tests", clientMetadataUrl);
+const callback = listenForCallback(port, redirectUrl);
 await callback.listening;
 const client = new Client({ name: "frontdesk-ts-signin", version: "1.0.0" });
 const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -122,9 +47,7 @@ try {
 }
 if (!challenged) throw new Error("whoami as a guest was not challenged");
 
-const query = await callback.done;
-if (query.get("state") !== provider.expectedState) throw new Error("state does not match");
-if (query.get("error")) throw new Error(`authorization error: ${query.get("error")}`);
+const query = checkedCallback(await callback.done, provider);
 await transport.finishAuth(query.get("code"));
 const signedIn = await client.callTool({ name: "whoami", arguments: {} });
 const firstTokens = provider.savedTokens;

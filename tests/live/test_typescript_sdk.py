@@ -4,7 +4,8 @@ tests/interop/package.json) against Frontdesk running as a real process: it conn
 a customer in through tests/interop/ts_signin.mjs, registered or as a metadata document.
 
 Its successor, the TypeScript client 2.4 (npm ``@modelcontextprotocol/client``, pinned there
-too), runs tests/interop/ts_modern_client.mjs pinned to 2026-07-28, as a guest."""
+too), pinned to 2026-07-28, runs tests/interop/ts_modern_client.mjs as a guest and signs a
+customer in through tests/interop/ts_modern_signin.mjs."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ CLIENT_SCRIPT = INTEROP / "ts_client.mjs"
 MODERN_CLIENT_SCRIPT = INTEROP / "ts_modern_client.mjs"
 MODERN = "2026-07-28"
 SIGNIN_SCRIPT = INTEROP / "ts_signin.mjs"
+MODERN_SIGNIN_SCRIPT = INTEROP / "ts_modern_signin.mjs"
 SIGN_IN_TENANT = "initech"
 DOCUMENT_PATH = "/clients/typescript-sdk.json"
 DOCUMENT_CLIENT_NAME = "Frontdesk TypeScript SDK tests (metadata document)"
@@ -151,11 +153,14 @@ def test_typescript_client_2_4_lists_and_calls_as_a_guest(modern_run: dict[str, 
 
 
 async def sign_in(
-    node: str, service: LiveService, client_metadata_url: str | None = None
+    node: str,
+    service: LiveService,
+    client_metadata_url: str | None = None,
+    script: Path = SIGNIN_SCRIPT,
 ) -> dict[str, Any]:
-    """What ts_signin.mjs saw signing Ada in at initech, the browser played for it."""
+    """What a sign-in script saw signing Ada in at initech, the browser played for it."""
     port = free_port()
-    command = [node, str(SIGNIN_SCRIPT), service.mcp_url(SIGN_IN_TENANT), str(port)]
+    command = [node, str(script), service.mcp_url(SIGN_IN_TENANT), str(port)]
     if client_metadata_url is not None:
         command.append(client_metadata_url)
     run = await run_signing_in(
@@ -215,5 +220,30 @@ async def test_typescript_client_signs_in_with_a_client_id_metadata_document(
     [consent_page] = output["consentPages"]
     assert DOCUMENT_CLIENT_NAME in consent_page
     assert output["signedIn"]["structuredContent"] == SIGNED_IN_AS
+    assert output["afterRefresh"]["structuredContent"] == SIGNED_IN_AS
+    assert output["refreshed"] is True
+
+
+async def test_typescript_client_2_4_pinned_to_2026_signs_in_and_calls_a_personal_tool(
+    sdk_node: str, live_service: LiveService
+) -> None:
+    """Pinned to 2026-07-28, the 2.4 client is challenged on whoami as a guest, registers,
+    signs Ada in, calls whoami as her and refreshes by itself; every MCP request it sends
+    declares 2026-07-28 and no session is ever issued."""
+    output = await sign_in(sdk_node, live_service, script=MODERN_SIGNIN_SCRIPT)
+
+    assert f"/v1/{SIGN_IN_TENANT}/oauth/register" in paths(output)
+    assert output["clientId"].startswith("fdc_")
+    assert output["iss"] == f"{live_service.base_url}/v1/{SIGN_IN_TENANT}/oauth"
+    mcp = [step for step in output["traffic"] if step["path"] == f"/v1/{SIGN_IN_TENANT}/mcp"]
+    assert mcp[0]["mcpMethod"] == "server/discover"
+    assert {step["protocolVersion"] for step in mcp} == {MODERN}
+    assert {step["sessionId"] for step in mcp} == {None}
+    whoami = [(step["bearer"], step["status"]) for step in mcp if step["mcpName"] == "whoami"]
+    # As a guest: 401. Signed in: 200. With a token never issued: 401, then 200 once the
+    # client has refreshed.
+    assert whoami == [(False, 401), (True, 200), (True, 401), (True, 200)]
+    assert output["signedIn"]["structuredContent"] == SIGNED_IN_AS
+    assert output["signedIn"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "frontdesk"
     assert output["afterRefresh"]["structuredContent"] == SIGNED_IN_AS
     assert output["refreshed"] is True
