@@ -2,8 +2,10 @@
 
 A resource reader is ``async def read(uri, call) -> str | bytes | dict | list[dict]``:
 text, bytes (sent base64), one MCP contents object, or several. A prompt builder is
-``async def build(arguments, call) -> str | list[dict] | dict``: one user message, a list
-of MCP prompt messages, or a whole result with ``messages`` (and ``description``).
+``async def build(arguments, call) -> str | list[dict] | dict | InputRequired``: one user
+message, a list of MCP prompt messages, a whole result with ``messages`` (and
+``description``), or, as a tool may, the questions it needs the customer's client to answer
+first (MCP 2026-07-28; ``call.input_responses`` and ``call.state`` on the request made again).
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ class PromptCall:
     prompt: str
     customer: Customer | None
     request_id: str
+    # As in a ``ToolCall``: what the client can be asked (nothing for a 2025 client), and on
+    # the request made again after an ``InputRequired`` answer, the client's answers and the
+    # builder's own state as it left it.
+    input_methods: frozenset[str] = frozenset()
+    input_responses: Mapping[str, Any] | None = None
+    state: str | None = None
 
 
 class ContentError(Exception):

@@ -1,5 +1,5 @@
-"""The conformance company's tools that ask the client for input (MCP 2026-07-28), served by
-the ``python`` provider.
+"""The conformance company's tools and prompt that ask the client for input (MCP 2026-07-28),
+served by the ``python`` provider.
 
 Names, keys and questions are the ones the conformance suite's ``input-required-result-*``
 scenarios expect. Each tool asks again when the answer it needs is missing, and completes once
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from frontdesk.content import PromptCall
 from frontdesk.tools.provider import ELICITATION, ROOTS, SAMPLING, InputRequired, ToolCall
 
 Json = dict[str, Any]
@@ -137,3 +138,23 @@ async def capabilities(_arguments: Mapping[str, Any], call: ToolCall) -> str | I
     if not askable or all(_answer(call, key) is not None for key in askable):
         return "Nothing left to ask this client."
     return InputRequired(askable)
+
+
+async def missing_capability(_arguments: Mapping[str, Any], call: ToolCall) -> str | InputRequired:
+    """Declared to need sampling: a client that does not declare it never reaches here."""
+    answer = _answer(call, "summary")
+    if answer is None:
+        return InputRequired({"summary": _sampling("Summarise the conversation so far.", 100)})
+    return "The model summarised the conversation."
+
+
+async def prompt(_arguments: Mapping[str, str], call: PromptCall) -> str | InputRequired:
+    """A prompt that asks what context to use before it is built (prompts/get)."""
+    answer = (call.input_responses or {}).get("user_context")
+    content = answer.get("content") if isinstance(answer, dict) else None
+    context = content.get("context") if isinstance(content, dict) else None
+    if not isinstance(context, str):
+        return InputRequired(
+            {"user_context": _elicitation("What context should the prompt use?", "context")}
+        )
+    return f"Answer with this context in mind: {context}"

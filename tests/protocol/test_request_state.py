@@ -30,9 +30,10 @@ def binding(
     tenant: str = "acme",
     tool: str = "cancel",
     arguments: dict[str, object] | None = None,
+    method: str = "tools/call",
 ) -> StateBinding:
     return StateBinding.of(
-        tenant, tool, {"order": 1042} if arguments is None else arguments, caller
+        tenant, method, tool, {"order": 1042} if arguments is None else arguments, caller
     )
 
 
@@ -66,6 +67,7 @@ def test_a_state_expires_after_ten_minutes() -> None:
     [
         pytest.param(binding(tenant="globex"), id="company"),
         pytest.param(binding(tool="refund"), id="tool"),
+        pytest.param(binding(method="prompts/get"), id="prompt-of-the-same-name"),
         pytest.param(binding(arguments={"order": 1043}), id="arguments"),
         pytest.param(binding(caller=GUEST), id="guest"),
         pytest.param(binding(caller=Caller("203.0.113.7", ADA, "app-2")), id="oauth-client"),
@@ -76,7 +78,7 @@ def test_a_state_expires_after_ten_minutes() -> None:
     ],
 )
 def test_a_state_is_refused_for_any_other_call(other: StateBinding) -> None:
-    """Another company, tool, arguments, customer or OAuth client: another call."""
+    """Another company, tool, prompt, arguments, customer or OAuth client: another call."""
     states = RequestStates([KEY])
     sealed = states.seal(binding(), "s", now=NOW)
     assert refusal(states, sealed, other) == ANOTHER_CALLS

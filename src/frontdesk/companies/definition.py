@@ -24,6 +24,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from frontdesk.config import LOOPBACK_HOSTS, Region
+from frontdesk.protocol.param_headers import InvalidDeclaration, declarations
 from frontdesk.ratelimit import parse_rate_limit
 from frontdesk.schemas import InvalidSchema, SchemaCheck
 
@@ -132,6 +133,15 @@ class ToolAnnotations(Model):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+class ClientCapability(StrEnum):
+    """What a tool may need the customer's client to answer (MCP 2026-07-28
+    ``ClientCapabilities``): questions to the customer, its model, its roots."""
+
+    ELICITATION = "elicitation"
+    SAMPLING = "sampling"
+    ROOTS = "roots"
+
+
 class ToolDefinition(Model):
     name: Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]
     title: str | None = None
@@ -142,9 +152,40 @@ class ToolDefinition(Model):
     annotations: ToolAnnotations | None = None
     # Seconds a call may take before the caller is told the tool timed out.
     timeout: float = Field(default=30.0, gt=0, le=300)
+    # What every call asks of the client, e.g. [elicitation] for a tool that always has the
+    # customer confirm: a client that does not declare it is refused before the tool runs
+    # (MCP 2026-07-28, -32021), rather than the tool running only to ask what cannot be asked.
+    required_client_capabilities: list[ClientCapability] = Field(default_factory=list)
     provider: ProviderRef
 
     _schemas = field_validator("input_schema", "output_schema")(_check_json_schema)
+
+    @field_validator("required_client_capabilities")
+    @classmethod
+    def _capabilities_are_unique(cls, value: list[ClientCapability]) -> list[ClientCapability]:
+        if len(set(value)) != len(value):
+            raise ValueError("names a capability twice")
+        return value
+
+    @field_validator("input_schema")
+    @classmethod
+    def _param_headers_are_allowed(
+        cls, schema: dict[str, Any], info: ValidationInfo
+    ) -> dict[str, Any]:
+        # Applying only: a company stored before this check keeps loading, its forbidden
+        # declarations unchecked (clients drop such a tool; ServedTool.param_headers).
+        if info.context is FROM_STORE:
+            return schema
+        try:
+            declarations(schema)
+        except InvalidDeclaration as error:
+            # The name is validated before the schema (field order) and is absent if wrong.
+            tool = info.data.get("name", "?")
+            raise ValueError(
+                f"tool {tool!r} cannot be served with its Mcp-Param headers: {error}"
+                " (MCP 2026-07-28, Streamable HTTP, 'Custom Headers from Tool Parameters')"
+            ) from None
+        return schema
 
 
 class ResourceDefinition(Model):

@@ -9,6 +9,7 @@
     ├── SignInRequired           -32003       a personal resource or prompt, as a guest
     ├── ProviderFailed           -32603       a resource or prompt provider failed
     ├── HeaderMismatch           -32020  400  2026-07-28: a routing header disagrees with the body
+    ├── MissingClientCapability  -32021  400  the request needs a client capability not declared
     └── EndpointError                         refuses the whole HTTP request
         ├── UnsupportedVersion   -32022  400  MCP-Protocol-Version we do not speak
         ├── BodyTooLarge         -32600  413  over 256 KB
@@ -38,8 +39,10 @@ RESOURCE_NOT_FOUND = -32002
 UNAUTHORIZED = -32003
 NO_ACTIVE_COMPANY = -32004
 RATE_LIMITED = -32005
-# Defined by MCP 2026-07-28 (schema: HeaderMismatchError, UnsupportedProtocolVersionError).
+# Defined by MCP 2026-07-28 (schema: HeaderMismatchError, MissingRequiredClientCapabilityError,
+# UnsupportedProtocolVersionError).
 HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 
@@ -113,6 +116,15 @@ class HeaderMismatch(RpcError):
     ``Mcp-Name``) is missing, repeated, or says something other than the body."""
 
     code = HEADER_MISMATCH
+    status = 400
+
+
+class MissingClientCapability(RpcError):
+    """Serving the request needs a client capability the client did not declare (MCP
+    2026-07-28: ``data.requiredCapabilities`` names them, as a ``ClientCapabilities``
+    object); to a 2025 client, which can never be asked, the message alone."""
+
+    code = MISSING_REQUIRED_CLIENT_CAPABILITY
     status = 400
 
 

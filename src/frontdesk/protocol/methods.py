@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import structlog
 
-from frontdesk.companies.catalog import ServedTool
+from frontdesk.companies.catalog import ServedPrompt, ServedTool
 from frontdesk.companies.definition import Access, PromptDefinition
 from frontdesk.content import (
     ContentError,
@@ -22,6 +22,7 @@ from frontdesk.deadlines import Deadlines
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import (
     InvalidParams,
+    MissingClientCapability,
     ProviderFailed,
     ResourceNotFound,
     RpcError,
@@ -87,18 +88,25 @@ async def tools_list(context: RequestContext, params: dict[str, Any]) -> Result:
 
 async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     tool, arguments = called_tool(context, params)
+    # A 2025 client cannot be asked anything in the middle of a call: a tool that always
+    # asks is refused before it runs, one that happens to ask is answered for.
+    if tool.definition.required_client_capabilities:
+        return _cannot_ask(tool.name).to_mcp()
     refusal = refusal_of(context, tool, arguments)
     if refusal is not None:
         return refusal.to_mcp()
     answer = await run_tool(context, tool, arguments)
     if isinstance(answer, InputRequired):
-        # A 2025 client cannot be asked anything in the middle of a call.
-        answer = ToolResult.text(
-            f"{tool.name} needs to ask the customer a question before it can act, and this"
-            " client cannot answer questions; use a client that speaks MCP 2026-07-28.",
-            is_error=True,
-        )
+        answer = _cannot_ask(tool.name)
     return answer.to_mcp()
+
+
+def _cannot_ask(tool: str) -> ToolResult:
+    return ToolResult.text(
+        f"{tool} needs to ask the customer a question before it can act, and this"
+        " client cannot answer questions; use a client that speaks MCP 2026-07-28.",
+        is_error=True,
+    )
 
 
 def called_tool(
@@ -263,6 +271,22 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 async def prompts_get(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    prompt, values = called_prompt(context, params)
+    answer = await build_prompt(context, prompt, values)
+    if isinstance(answer, InputRequired):
+        # A 2025 client cannot be asked anything in the middle of a request, and a prompt
+        # has no isError result to say so in.
+        raise MissingClientCapability(
+            f"The prompt {prompt.definition.name} needs to ask the customer a question first,"
+            " and this client cannot answer questions; use a client that speaks MCP 2026-07-28"
+        )
+    return answer
+
+
+def called_prompt(
+    context: RequestContext, params: dict[str, Any]
+) -> tuple[ServedPrompt, dict[str, str]]:
+    """The prompt a prompts/get names, admitted for this caller, and its argument values."""
     name = required_str(params, "name")
     arguments = optional_object(params, "arguments")
     prompt = context.company.prompts.get(name)
@@ -270,14 +294,35 @@ async def prompts_get(context: RequestContext, params: dict[str, Any]) -> dict[s
         raise InvalidParams(f"Unknown prompt: {name}")
     definition = prompt.definition
     _admit_personal(context, definition.access, f"the prompt {name}")
-    values = _prompt_arguments(definition, arguments)
+    return prompt, _prompt_arguments(definition, arguments)
+
+
+async def build_prompt(
+    context: RequestContext,
+    prompt: ServedPrompt,
+    values: dict[str, str],
+    input_methods: frozenset[str] = frozenset(),
+    input_responses: dict[str, Any] | None = None,
+    state: str | None = None,
+) -> dict[str, Any] | InputRequired:
+    """The prompt's messages, or the questions its builder needs answered first."""
+    definition = prompt.definition
+    name = definition.name
     if definition.provider is not None:
         if prompt.builder is None:
             raise ProviderFailed(f"The prompt {name} is unavailable right now")
         call = PromptCall(
-            context.company.tenant_key, name, context.caller.customer, context.request_id
+            context.company.tenant_key,
+            name,
+            context.caller.customer,
+            context.request_id,
+            input_methods,
+            input_responses,
+            state,
         )
         output = await _provide(context, f"prompt {name}", prompt.builder(values, call))
+        if isinstance(output, InputRequired):
+            return output
         try:
             return prompt_result(output, definition.description)
         except ContentError as error:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -27,10 +28,13 @@ from frontdesk.protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
     HeaderMismatch,
     InvalidParams,
+    MissingClientCapability,
+    ProviderFailed,
     ResourceNotFound,
 )
 from frontdesk.protocol.jsonrpc import Message, Result
@@ -61,6 +65,7 @@ STATUS_BY_CODE = {
     INVALID_REQUEST: 400,
     INVALID_PARAMS: 400,
     HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
     UNSUPPORTED_PROTOCOL_VERSION: 400,
     METHOD_NOT_FOUND: 404,
 }
@@ -79,6 +84,8 @@ INPUT_REQUIRED = "input_required"
 # The client capability each input request needs (schema ``ClientCapabilities``).
 INPUT_CAPABILITIES = {ELICITATION: "elicitation", SAMPLING: "sampling", ROOTS: "roots"}
 _BASE64_OPEN, _BASE64_CLOSE = "=?base64?", "?="
+
+Json = dict[str, Any]
 
 
 def modern_request(
@@ -279,24 +286,92 @@ async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[st
     """A call, or a call made again with the client's answers and the requestState it was
     given; a tool that needs input first gets an input-required result."""
     tool, arguments = methods.called_tool(context, params)
+    capabilities = params["_meta"][CLIENT_CAPABILITIES_KEY]
+    # Before anything else: signing in or fixing the arguments would not make it callable.
+    _require_capabilities(tool.name, tool.definition.required_client_capabilities, capabilities)
     input_responses = _input_responses(params)
-    sealed = params.get("requestState")
-    if sealed is not None and type(sealed) is not str:
-        raise InvalidParams("Invalid params: requestState must be a string")
+    sealed = _sealed_state(params)
     refusal = methods.refusal_of(context, tool, arguments)
     if refusal is not None:
         return _completed(context, refusal.to_mcp())
-    state = None
-    if sealed is not None:
-        binding = StateBinding.of(context.company.tenant_key, tool.name, arguments, context.caller)
-        state = context.request_states.open(sealed, binding)
-    capabilities = params["_meta"][CLIENT_CAPABILITIES_KEY]
+    binding = StateBinding.of(
+        context.company.tenant_key, "tools/call", tool.name, arguments, context.caller
+    )
+    state = None if sealed is None else context.request_states.open(sealed, binding)
     answer = await methods.run_tool(
         context, tool, arguments, _input_methods(capabilities), input_responses, state
     )
     if isinstance(answer, InputRequired):
-        return _input_required(context, tool.name, arguments, capabilities, answer)
+        unanswerable = _unanswerable(capabilities, answer)
+        if unanswerable:
+            # The revision: a server MUST NOT ask what the client did not declare it can
+            # answer. The tool's own choice to ask: its call failed, told in its result.
+            log.warning(
+                "tool_input_unanswerable", tenant=context.company.tenant_key, tool=tool.name
+            )
+            return _completed(
+                context,
+                ToolResult.text(
+                    f"{tool.name} needs to ask the customer something this client cannot"
+                    f" answer ({', '.join(sorted(unanswerable))}).",
+                    is_error=True,
+                ).to_mcp(),
+            )
+        return _input_required(context, binding, answer, f"{tool.name} answered")
     return _completed(context, answer.to_mcp())
+
+
+async def prompts_get(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
+    """A prompt, or a request made again with the client's answers and the requestState it
+    was given; a prompt whose builder needs input first gets an input-required result."""
+    prompt, values = methods.called_prompt(context, params)
+    capabilities = params["_meta"][CLIENT_CAPABILITIES_KEY]
+    input_responses = _input_responses(params)
+    sealed = _sealed_state(params)
+    name = prompt.definition.name
+    binding = StateBinding.of(
+        context.company.tenant_key, "prompts/get", name, values, context.caller
+    )
+    state = None if sealed is None else context.request_states.open(sealed, binding)
+    answer = await methods.build_prompt(
+        context, prompt, values, _input_methods(capabilities), input_responses, state
+    )
+    if not isinstance(answer, InputRequired):
+        return _completed(context, answer)
+    unanswerable = _unanswerable(capabilities, answer)
+    if unanswerable:
+        # A prompt has no isError result: the revision's error for a request that needs
+        # what the client did not declare.
+        required: Json = {}
+        for entry in unanswerable.values():
+            required.update(entry)
+        raise MissingClientCapability(
+            f"The prompt {name} needs to ask the customer something this client cannot"
+            f" answer ({', '.join(sorted(unanswerable))})",
+            data={"requiredCapabilities": required},
+        )
+    return _input_required(context, binding, answer, f"The prompt {name} answered")
+
+
+def _require_capabilities(tool: str, required: Sequence[str], capabilities: dict[str, Any]) -> None:
+    """-32021 naming what a tool needs that the client did not declare (schema
+    ``MissingRequiredClientCapabilityError``: ``data.requiredCapabilities`` is a
+    ``ClientCapabilities`` object)."""
+    # str(): a definition's names are StrEnum members, which orjson takes for no key.
+    missing = [str(name) for name in required if type(capabilities.get(name)) is not dict]
+    if missing:
+        raise MissingClientCapability(
+            f"{tool} needs a client that declares {', '.join(missing)}"
+            f" in {CLIENT_CAPABILITIES_KEY}",
+            data={"requiredCapabilities": {name: {} for name in missing}},
+        )
+
+
+def _sealed_state(params: dict[str, Any]) -> str | None:
+    sealed = params.get("requestState")
+    if sealed is not None and type(sealed) is not str:
+        raise InvalidParams("Invalid params: requestState must be a string")
+    return sealed
 
 
 def _input_responses(params: dict[str, Any]) -> dict[str, Any] | None:
@@ -322,56 +397,41 @@ def _input_methods(capabilities: dict[str, Any]) -> frozenset[str]:
     )
 
 
-def _unanswerable(capabilities: dict[str, Any], answer: InputRequired) -> list[str]:
-    """What the tool asks that the client did not declare it can answer."""
+def _unanswerable(capabilities: dict[str, Any], answer: InputRequired) -> dict[str, Json]:
+    """What the answer asks that the client did not declare it can answer: each named as
+    the customer is told, with the ``ClientCapabilities`` entry it would take."""
     methods_known = _input_methods(capabilities)
     elicitation = capabilities.get("elicitation") or {}
-    unanswerable = set()
+    unanswerable: dict[str, Json] = {}
     for request in answer.requests.values():
         method = request["method"]
         if method not in methods_known:
-            unanswerable.add(method)
+            unanswerable[method] = {INPUT_CAPABILITIES[method]: {}}
         elif (
             method == ELICITATION
             and request.get("params", {}).get("mode") == "url"
             and "url" not in elicitation
         ):
             # An empty elicitation capability means form mode only (2025-11-25 onwards).
-            unanswerable.add("elicitation in URL mode")
-    return sorted(unanswerable)
+            unanswerable["elicitation in URL mode"] = {"elicitation": {"url": {}}}
+    return unanswerable
 
 
 def _input_required(
-    context: RequestContext,
-    tool: str,
-    arguments: dict[str, Any],
-    capabilities: dict[str, Any],
-    answer: InputRequired,
+    context: RequestContext, binding: StateBinding, answer: InputRequired, who: str
 ) -> dict[str, Any]:
+    """The input-required result, its state sealed for this one call; ``who`` names the
+    tool or prompt to the customer should its state be too long."""
     company = context.company
-    # The revision: a server MUST NOT ask what the client did not declare it can answer.
-    unanswerable = _unanswerable(capabilities, answer)
-    if unanswerable:
-        log.warning("tool_input_unanswerable", tenant=company.tenant_key, tool=tool)
-        return _completed(
-            context,
-            ToolResult.text(
-                f"{tool} needs to ask the customer something this client cannot answer"
-                f" ({', '.join(unanswerable)}).",
-                is_error=True,
-            ).to_mcp(),
-        )
-    binding = StateBinding.of(company.tenant_key, tool, arguments, context.caller)
     try:
         sealed = context.request_states.seal(binding, answer.state)
     except ValueError:
-        log.error("tool_state_oversized", tenant=company.tenant_key, tool=tool)
-        return _completed(
-            context,
-            ToolResult.text(
-                f"{tool} answered with more than Frontdesk accepts.", is_error=True
-            ).to_mcp(),
-        )
+        message = f"{who} with more than Frontdesk accepts."
+        if binding.method != "tools/call":
+            log.error("prompt_state_oversized", tenant=company.tenant_key, prompt=binding.name)
+            raise ProviderFailed(message) from None
+        log.error("tool_state_oversized", tenant=company.tenant_key, tool=binding.name)
+        return _completed(context, ToolResult.text(message, is_error=True).to_mcp())
     return {
         "resultType": INPUT_REQUIRED,
         "inputRequests": answer.to_mcp(),
@@ -398,10 +458,6 @@ async def resources_read(context: RequestContext, params: dict[str, Any]) -> dic
     result["cacheScope"] = "public" if shared else "private"
     result["ttlMs"] = _ttl_ms(context) if shared else 0
     return _completed(context, result)
-
-
-async def prompts_get(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
-    return _completed(context, await methods.prompts_get(context, params))
 
 
 async def completion_complete(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:

@@ -74,15 +74,17 @@ def declared(input_schema: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
 
 
 def declarations(input_schema: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
-    """The headers an input schema declares, or InvalidDeclaration saying what is wrong."""
+    """The headers an input schema declares, or InvalidDeclaration saying what is wrong and
+    where (the property, or the schema's JSON Pointer when no property path reaches it)."""
     headers: list[ParamHeader] = []
     seen: dict[str, str] = {}
-    for path, schema in _schema_positions(input_schema):
+    for path, pointer, schema in _schema_positions(input_schema):
         if ANNOTATION not in schema:
             continue
         if not path:
             raise InvalidDeclaration(
-                f"{ANNOTATION} may only mark a property reached through 'properties' alone"
+                f"schema at {pointer or '/'!r}: {ANNOTATION} may only mark a property reached"
+                " through 'properties' alone"
             )
         where = ".".join(path)
         token = schema[ANNOTATION]
@@ -98,7 +100,8 @@ def declarations(input_schema: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
         folded = token.lower()
         if folded in seen:
             raise InvalidDeclaration(
-                f"property {where!r}: {ANNOTATION} {token!r} repeats property {seen[folded]!r}'s"
+                f"property {where!r}: {ANNOTATION} {token!r} repeats the header of property"
+                f" {seen[folded]!r} (header names ignore case)"
             )
         seen[folded] = where
         name = f"Mcp-Param-{token}"
@@ -108,28 +111,36 @@ def declarations(input_schema: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
 
 def _schema_positions(
     root: Mapping[str, Any],
-) -> Iterator[tuple[tuple[str, ...] | None, Mapping[str, Any]]]:
-    """Every subschema with its ``properties`` path, None once another keyword was crossed.
+) -> Iterator[tuple[tuple[str, ...] | None, str, Mapping[str, Any]]]:
+    """Every subschema with its ``properties`` path (None once another keyword was crossed)
+    and its JSON Pointer (RFC 6901), to name it in an error.
 
     ``$ref`` is never followed: a referenced schema is not statically reachable.
     """
-    pending: list[tuple[tuple[str, ...] | None, Any]] = [((), root)]
+    pending: list[tuple[tuple[str, ...] | None, str, Any]] = [((), "", root)]
     while pending:
-        path, schema = pending.pop()
+        path, pointer, schema = pending.pop()
         if type(schema) is not dict:
             continue
-        yield path, schema
+        yield path, pointer, schema
         for keyword, value in schema.items():
+            at = f"{pointer}/{_escaped(keyword)}"
             if keyword == "properties" and type(value) is dict:
                 pending.extend(
-                    (None if path is None else (*path, name), sub) for name, sub in value.items()
+                    (None if path is None else (*path, name), f"{at}/{_escaped(name)}", sub)
+                    for name, sub in value.items()
                 )
             elif keyword in _SCHEMA_KEYWORDS:
-                pending.append((None, value))
+                pending.append((None, at, value))
             elif keyword in _SCHEMA_LIST_KEYWORDS and type(value) is list:
-                pending.extend((None, sub) for sub in value)
+                pending.extend((None, f"{at}/{index}", sub) for index, sub in enumerate(value))
             elif keyword in _SCHEMA_MAP_KEYWORDS and type(value) is dict:
-                pending.extend((None, sub) for sub in value.values())
+                pending.extend((None, f"{at}/{_escaped(name)}", sub) for name, sub in value.items())
+
+
+def _escaped(token: str) -> str:
+    """A JSON Pointer reference token (RFC 6901 3)."""
+    return token.replace("~", "~0").replace("/", "~1")
 
 
 def check(

@@ -3,10 +3,11 @@ sealed so that whichever instance the client sends it back to can continue the c
 
 The client holds the state between the question and its answer, so it is treated as
 attacker-controlled (the revision says so): it is a signed value (``frontdesk.signing``,
-a purpose of its own) that expires, and it is bound to the company, the tool, the exact
-arguments and the caller (customer subject and OAuth client; none for a guest). A state that
-fails any of these is refused as invalid params, never handed to the tool. Signed, not
-encrypted: the client can read the tool's state, so a tool keeps no secret in it.
+a purpose of its own) that expires, and it is bound to the company, the method and the tool
+or prompt it names, the exact arguments and the caller (customer subject and OAuth client;
+none for a guest). A state that fails any of these is refused as invalid params, never
+handed to the tool or prompt. Signed, not encrypted: the client can read the state, so a
+tool or prompt keeps no secret in it.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ ALTERED_OR_EXPIRED = (
     f" {STATE_TTL_SECONDS // 60} minutes); call the tool again without it to start over"
 )
 ANOTHER_CALLS = (
-    "Invalid params: requestState belongs to another call (another company, tool, arguments"
-    " or customer); call the tool again without it to start over"
+    "Invalid params: requestState belongs to another call (another company, tool or prompt,"
+    " arguments or customer); make the call again without it to start over"
 )
 
 
@@ -39,21 +40,28 @@ class StateBinding(NamedTuple):
     """What a sealed state is valid for: exactly one call, by one caller."""
 
     tenant_key: str
-    tool: str
+    # ``tools/call`` or ``prompts/get``: a tool and a prompt may share a name.
+    method: str
+    name: str
     arguments_digest: str
     subject: str | None
     client_id: str | None
 
     @classmethod
     def of(
-        cls, tenant_key: str, tool: str, arguments: Mapping[str, Any], caller: Caller
+        cls,
+        tenant_key: str,
+        method: str,
+        name: str,
+        arguments: Mapping[str, Any],
+        caller: Caller,
     ) -> StateBinding:
         # Sorted keys: the same arguments in another order are the same call.
         canonical = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
         digest = b64encode(hashlib.sha256(canonical).digest())
         customer = caller.customer
         subject = None if customer is None else customer.subject
-        return cls(tenant_key, tool, digest, subject, caller.client_id)
+        return cls(tenant_key, method, name, digest, subject, caller.client_id)
 
 
 class RequestStates:
@@ -62,11 +70,12 @@ class RequestStates:
         self._ttl = ttl_seconds
 
     def seal(self, binding: StateBinding, state: str | None, now: float | None = None) -> str:
-        """The requestState carrying the tool's ``state`` for this call only; ValueError when
-        it would be too long to be accepted back."""
+        """The requestState carrying the tool's or prompt's ``state`` for this call only;
+        ValueError when it would be too long to be accepted back."""
         payload = {
             "t": binding.tenant_key,
-            "n": binding.tool,
+            "m": binding.method,
+            "n": binding.name,
             "a": binding.arguments_digest,
             "c": binding.subject,
             "i": binding.client_id,
@@ -84,9 +93,9 @@ class RequestStates:
         if payload is None:
             raise InvalidParams(ALTERED_OR_EXPIRED)
         # Verified above: these are the values this service signed, no longer the client's.
-        call_of_state = (payload.get("t"), payload.get("n"), payload.get("a"))
+        call_of_state = (payload.get("t"), payload.get("m"), payload.get("n"), payload.get("a"))
         caller_of_state = (payload.get("c"), payload.get("i"))
-        if call_of_state != binding[:3] or caller_of_state != binding[3:]:
+        if call_of_state != binding[:4] or caller_of_state != binding[4:]:
             raise InvalidParams(ANOTHER_CALLS)
         state = payload.get("s")
         return state if isinstance(state, str) else None
