@@ -13,9 +13,9 @@ import httpx
 import orjson
 import pytest
 
+from frontdesk.companies.header_declarations import InvalidDeclaration, declarations, declared
 from frontdesk.config import Settings
 from frontdesk.protocol.errors import HEADER_MISMATCH
-from frontdesk.protocol.param_headers import InvalidDeclaration, declarations, declared
 from tests.conftest import BASE_URL, start_app
 from tests.protocol.rpc import assert_envelope, request
 

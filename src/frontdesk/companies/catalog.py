@@ -24,9 +24,9 @@ from frontdesk.companies.definition import (
     ResourceTemplateDefinition,
     ToolDefinition,
 )
+from frontdesk.companies.header_declarations import ParamHeader, declared
 from frontdesk.content import PromptBuilder, ResourceReader, prompt_builder, resource_reader
 from frontdesk.oauth.scopes import SUPPORTED as SUPPORTED_SCOPES
-from frontdesk.protocol.param_headers import ParamHeader, declared
 from frontdesk.ratelimit import RateLimit, parse_rate_limit
 from frontdesk.schemas import SchemaCheck
 from frontdesk.tools.factory import ProviderFactory

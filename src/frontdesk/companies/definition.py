@@ -23,8 +23,8 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from frontdesk.companies.header_declarations import InvalidDeclaration, declarations
 from frontdesk.config import LOOPBACK_HOSTS, Region
-from frontdesk.protocol.param_headers import InvalidDeclaration, declarations
 from frontdesk.ratelimit import parse_rate_limit
 from frontdesk.schemas import InvalidSchema, SchemaCheck
 
