@@ -294,10 +294,15 @@ async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[st
     refusal = methods.refusal_of(context, tool, arguments)
     if refusal is not None:
         return _completed(context, refusal.to_mcp())
-    binding = StateBinding.of(
-        context.company.tenant_key, "tools/call", tool.name, arguments, context.caller
-    )
-    state = None if sealed is None else context.request_states.open(sealed, binding)
+
+    # Built only for a call that carries a state or asks: hashing the arguments would cost
+    # every other call for nothing.
+    def binding() -> StateBinding:
+        return StateBinding.of(
+            context.company.tenant_key, "tools/call", tool.name, arguments, context.caller
+        )
+
+    state = None if sealed is None else context.request_states.open(sealed, binding())
     answer = await methods.run_tool(
         context, tool, arguments, _input_methods(capabilities), input_responses, state
     )
@@ -317,7 +322,7 @@ async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[st
                     is_error=True,
                 ).to_mcp(),
             )
-        return _input_required(context, binding, answer, f"{tool.name} answered")
+        return _input_required(context, binding(), answer, f"{tool.name} answered")
     return _completed(context, answer.to_mcp())
 
 
