@@ -23,10 +23,8 @@ Value = Annotated[str, Field(min_length=1)]
 
 class Form(BaseModel):
     # RFC 6749 3.1: parameters the server does not understand are ignored.
+    # client_id is read from the raw form by client_id_of, before the request's own checks.
     model_config = ConfigDict(extra="ignore", frozen=True)
-
-    # Empty is as good as absent: client_id_of says which is missing.
-    client_id: str | None = None
 
 
 class AuthorizationCodeRequest(Form):

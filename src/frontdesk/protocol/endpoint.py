@@ -132,7 +132,6 @@ class McpEndpoint:
                 self._request_states,
                 sign_in=self._bearers.challenges(tenant_key) if company.has_signin else None,
             )
-            answer = _answer
             if is_modern:
                 context.modern = modern.modern_request(
                     scope["headers"],
@@ -140,13 +139,12 @@ class McpEndpoint:
                     not body.is_batch,
                     int(self._registry.fresh_for(tenant_key) * 1000),
                 )
-                answer = _answer_modern
             first = body.messages[0]
             if body.is_batch or first.is_notification:
                 replies = await _dispatch(context, body.messages)
             else:
                 # One request, the usual case: answered directly.
-                replies = [await answer(context, first)]
+                replies = [await _answer(context, first)]
         except ClientDisconnectedError:
             return 499
         except RpcError as error:
@@ -281,34 +279,23 @@ def _check_content_type(headers: dict[bytes, bytes]) -> None:
 
 
 async def _dispatch(context: RequestContext, messages: list[Message]) -> list[dict[str, Any]]:
-    answer = _answer if context.modern is None else _answer_modern
     requests = [message for message in messages if not message.is_notification]
     if len(requests) == 1:
-        return [await answer(context, requests[0])]
+        return [await _answer(context, requests[0])]
     # Replies keep the order of the requests; slow tools in a batch run side by side.
-    return list(await asyncio.gather(*(answer(context, message) for message in requests)))
+    return list(await asyncio.gather(*(_answer(context, message) for message in requests)))
 
 
 async def _answer(context: RequestContext, message: Message) -> dict[str, Any]:
-    handler = HANDLERS.get(message.method)
+    """One message's reply, in the revision the request declared."""
+    revision = context.modern
+    handler = (HANDLERS if revision is None else modern.HANDLERS).get(message.method)
     try:
+        if revision is not None:
+            modern.admit(revision, message, context.company.tools)
         if handler is None:
-            raise MethodNotFound(f"Method not found: {message.method}")
-        return success(message.id, await handler(context, message.params))
-    except RpcError as error:
-        return failure(message.id, error)
-    except Exception as error:
-        return _failed(message, error)
-
-
-async def _answer_modern(context: RequestContext, message: Message) -> dict[str, Any]:
-    handler = modern.HANDLERS.get(message.method)
-    try:
-        assert context.modern is not None
-        modern.admit(context.modern, message, context.company.tools)
-        if handler is None:
-            # initialize, ping, logging/setLevel and the subscriptions are not of this
-            # revision: answered as any unknown method.
+            # At 2026-07-28, initialize, ping, logging/setLevel and the subscriptions are
+            # not of the revision: answered as any unknown method.
             raise MethodNotFound(f"Method not found: {message.method}")
         return success(message.id, await handler(context, message.params))
     except RpcError as error:
