@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -14,16 +14,17 @@ from frontdesk.protocol.request_state import RequestStates
 
 class ModernRequest(NamedTuple):
     """What a 2026-07-28 request's headers say (``protocol/modern.py`` checks each message
-    against them) and how long this instance keeps serving the company's listings as they
-    are."""
+    against them), read as each check needs it: most messages need little."""
 
-    method: str | None
-    name: str | None
+    # Mcp-Method and Mcp-Name as sent (OWS and base64 are undone when compared).
+    method: bytes | None
+    name: bytes | None
     # One message must name itself in the headers; a batch (SPEC 2.9) may leave them out.
     headers_required: bool
-    ttl_ms: int
-    # Every Mcp-Param-* header sent, by lower-case name, each copy of it.
-    param_headers: Mapping[bytes, list[bytes]]
+    # Every header as sent: a tool that declares Mcp-Param-* headers reads its own.
+    raw_headers: Sequence[tuple[bytes, bytes]]
+    # Seconds this instance keeps serving a company's listings as they are, by tenant key.
+    fresh_for: Callable[[str], float]
 
 
 @dataclass(slots=True)

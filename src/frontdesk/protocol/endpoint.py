@@ -34,7 +34,7 @@ from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.config import MAX_BODY_BYTES
 from frontdesk.domain import Caller
 from frontdesk.network import ClientAddressResolver
-from frontdesk.protocol import modern
+from frontdesk.protocol import modern, modern_methods
 from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import (
@@ -134,10 +134,7 @@ class McpEndpoint:
             )
             if is_modern:
                 context.modern = modern.modern_request(
-                    scope["headers"],
-                    headers,
-                    not body.is_batch,
-                    int(self._registry.fresh_for(tenant_key) * 1000),
+                    scope["headers"], headers, not body.is_batch, self._registry.fresh_for
                 )
             first = body.messages[0]
             if body.is_batch or first.is_notification:
@@ -289,10 +286,12 @@ async def _dispatch(context: RequestContext, messages: list[Message]) -> list[di
 async def _answer(context: RequestContext, message: Message) -> dict[str, Any]:
     """One message's reply, in the revision the request declared."""
     revision = context.modern
-    handler = (HANDLERS if revision is None else modern.HANDLERS).get(message.method)
     try:
-        if revision is not None:
+        if revision is None:
+            handler = HANDLERS.get(message.method)
+        else:
             modern.admit(revision, message, context.company.tools)
+            handler = modern_methods.HANDLERS.get(message.method)
         if handler is None:
             # At 2026-07-28, initialize, ping, logging/setLevel and the subscriptions are
             # not of the revision: answered as any unknown method.

@@ -10,7 +10,7 @@ one place that sees both, so it refuses any disagreement (``HeaderMismatch``, -3
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from frontdesk.companies.header_declarations import ParamHeader
@@ -20,6 +20,16 @@ HEADER_PREFIX = b"mcp-param-"
 # An integer's header compared as a number: digits, with a fraction of zeros at most
 # (bounded: int() refuses a few thousand digits, and no argument has more than 20).
 _DECIMAL = re.compile(r"-?[0-9]{1,20}(?:\.0{1,20})?")
+
+
+def sent(raw_headers: Sequence[tuple[bytes, bytes]]) -> dict[bytes, list[bytes]]:
+    """Every ``Mcp-Param-*`` header sent, by lower-case name, each copy of it (read only for
+    a tool that declares some: most tools declare none)."""
+    found: dict[bytes, list[bytes]] = {}
+    for header, value in raw_headers:
+        if header.startswith(HEADER_PREFIX):
+            found.setdefault(header, []).append(value)
+    return found
 
 
 def check(
