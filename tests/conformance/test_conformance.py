@@ -15,39 +15,38 @@ metadata document; every check must pass, with no warning.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conformance.suite import (
+    AUTHORIZATION_RESULT_DIR,
+    COMPANIES,
+    CONFORMANCE,
+    FAILING,
+    SUITE,
+    TENANT_KEY,
+    ScenarioResult,
+    read_results,
+    requirements,
+)
 from tests.live.conftest import LiveService, documents_environment, free_port, running_service
 from tests.live.interactive_client import ClientRun, run_signing_in
 from tests.support.https_documents import HttpsDocuments, run_https_documents
-from tests.support.npm import ensure_installed, node_major
 
 pytestmark = [pytest.mark.live, pytest.mark.interop]
 
-CONFORMANCE = ROOT / "tests" / "conformance"
-COMPANIES = CONFORMANCE / "companies.yaml"
-SUITE_PACKAGE = CONFORMANCE / "node_modules" / "@modelcontextprotocol" / "conformance"
-# The suite needs Node 22, which the node package in package.json brings along.
-NODE = CONFORMANCE / "node_modules" / ".bin" / "node"
-SUITE = SUITE_PACKAGE / "dist" / "index.js"
-MIN_NODE_MAJOR = 22
 SUITE_TIMEOUT = 300
 # The suite itself waits five minutes for the browser; the played one takes a second or two.
 AUTHORIZATION_TIMEOUT = 60.0
 OUTPUT_TAIL = 6_000
-TENANT_KEY = "conformance"
 REVISIONS = ("2025-11-25", "2026-07-28")
 # The suite's reason for a scenario it runs but never scores because it belongs to an
 # optional extension (SEP-1730: extensions are not required for any tier).
@@ -56,34 +55,8 @@ SIGN_IN_TENANT = "initech"
 AUTHORIZATION_SCENARIOS = {"authorization-server-metadata-endpoint", "authorization-code-grant"}
 CLIENT_DOCUMENT_PATH = "/clients/conformance.json"
 
-# The suite saves each scenario's checks in <output>/<mode>-<scenario>-<ISO time>/checks.json,
-# <mode> being "server" or "authorization-server".
-_TIMESTAMP = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z"
-_SERVER_RESULT_DIR = re.compile(rf"server-(?P<scenario>.+)-{_TIMESTAMP}")
-_AUTHORIZATION_RESULT_DIR = re.compile(rf"authorization-server-(?P<scenario>.+)-{_TIMESTAMP}")
 _SUMMARY = "=== SUMMARY ==="
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-# A warning fails a scenario here, though the suite's exit code counts failures only.
-_FAILING = frozenset({"FAILURE", "WARNING"})
-
-
-@dataclass(frozen=True)
-class ScenarioResult:
-    """One scenario's checks as the suite saved them."""
-
-    scenario: str
-    checks: list[dict[str, Any]]
-
-    @property
-    def failed(self) -> bool:
-        return any(check.get("status") in _FAILING for check in self.checks)
-
-    def problems(self) -> list[str]:
-        return [
-            f"{check.get('id')}: {check.get('status')}: {check.get('errorMessage', '')}"
-            for check in self.checks
-            if check.get("status") in _FAILING
-        ]
 
 
 @dataclass(frozen=True)
@@ -107,20 +80,6 @@ class SuiteRun:
         )
 
 
-def read_results(
-    output_dir: Path, result_dir: re.Pattern[str] = _SERVER_RESULT_DIR
-) -> dict[str, ScenarioResult]:
-    """Every scenario's checks.json under the suite's output directory, by scenario name."""
-    results: dict[str, ScenarioResult] = {}
-    for checks_file in sorted(output_dir.glob("*/checks.json")):
-        match = result_dir.fullmatch(checks_file.parent.name)
-        assert match is not None, f"unexpected result folder {checks_file.parent.name}"
-        scenario = match["scenario"]
-        assert scenario not in results, f"{scenario} has two result folders"
-        results[scenario] = ScenarioResult(scenario, json.loads(checks_file.read_text()))
-    return results
-
-
 def expected_failures_file(revision: str) -> Path:
     return CONFORMANCE / f"expected-failures-{revision}.yaml"
 
@@ -133,22 +92,11 @@ def expected_failures(revision: str) -> list[str]:
 
 def extension_scenarios(revision: str) -> set[str]:
     """The server scenarios the suite's requirement set runs for an optional extension."""
-    requirements = yaml.safe_load((SUITE_PACKAGE / "requirements" / f"{revision}.yaml").read_text())
     return {
         str(entry["scenario"])
-        for entry in requirements.get("not_scored") or []
+        for entry in requirements(revision).get("not_scored") or []
         if entry["leg"] == "server" and entry["reason"] == EXTENSION
     }
-
-
-@pytest.fixture(scope="module")
-def conformance_node() -> Path:
-    """Node 22 from tests/conformance, with the pinned suite, installed on first use."""
-    ensure_installed(CONFORMANCE)
-    major = node_major(str(NODE))
-    assert major is not None, f"{NODE} did not report its version"
-    assert major >= MIN_NODE_MAJOR, f"the conformance suite needs Node.js 22+, {NODE} is {major}"
-    return NODE
 
 
 @pytest.fixture(scope="module")
@@ -228,7 +176,7 @@ def test_every_scenario_passes_except_the_expected_failures(suite_run: SuiteRun)
             continue
         for check in result.checks:
             listed = f"{result.scenario}:{check.get('id')}" in expected
-            if check.get("status") in _FAILING and not listed:
+            if check.get("status") in FAILING and not listed:
                 lines.append(
                     f"unexpected failure: {result.scenario}: {check.get('id')}:"
                     f" {check.get('status')}: {check.get('errorMessage', '')}"
@@ -239,7 +187,7 @@ def test_every_scenario_passes_except_the_expected_failures(suite_run: SuiteRun)
         if run is None:
             lines.append(f"listed as expected to fail but not run: {entry}")
         elif not any(
-            check.get("status") in _FAILING and check_id in ("", check.get("id"))
+            check.get("status") in FAILING and check_id in ("", check.get("id"))
             for check in run.checks
         ):
             lines.append(f"passes, so remove it from the expected failures: {entry}")
@@ -250,7 +198,7 @@ def test_every_scenario_passes_except_the_expected_failures(suite_run: SuiteRun)
 
 
 # Why each listed scenario fails, by the suite's own message: a missing server-to-client
-# message, a stateless session id, or (2026-07-28) a tool issue 21 item 3 is yet to add.
+# message, or a stateless session id.
 _LISTED_REASONS = {
     "No log notifications received",
     "No progress notifications received",
@@ -258,25 +206,16 @@ _LISTED_REASONS = {
     "Server did not request elicitation from client",
     "Failed: Method not found: resources/subscribe",
     "Expected 404 on terminated session ID, got 200",
-    "Not testable: server does not list the diagnostic tool 'test_missing_capability' in"
-    " tools/list and the probe call did not exercise it (required for the"
-    " undeclared-capability rejection)",
-    "Not testable: server does not list the diagnostic tool 'test_missing_capability' in"
-    " tools/list, so the -32021 HTTP status could not be validated",
 }
-# Listed while issue 21 item 3 (tools that ask the customer) is being built.
-_AWAITING_INPUT_REQUIRED = "input-required-result-"
 
 
 def test_expected_failures_fail_only_for_their_listed_reasons(suite_run: SuiteRun) -> None:
-    """Each expected failure is a missing server-to-client message, a stateless session id,
-    or a tool still to be added for issue 21 item 3."""
+    """Each expected failure is a missing server-to-client message or a stateless session id;
+    nothing input-required is listed (tests/conformance/test_two_instances.py)."""
     for entry in expected_failures(suite_run.revision):
         scenario, _, check_id = entry.partition(":")
-        if scenario.startswith(_AWAITING_INPUT_REQUIRED):
-            continue
         for check in suite_run.results[scenario].checks:
-            if check.get("status") in _FAILING and check_id in ("", check.get("id")):
+            if check.get("status") in FAILING and check_id in ("", check.get("id")):
                 assert check.get("errorMessage") in _LISTED_REASONS, (entry, check)
 
 
@@ -354,7 +293,7 @@ async def run_authorization_mode(
         env=dict(os.environ),
         deadline=AUTHORIZATION_TIMEOUT,
     )
-    return AuthorizationRun(client, read_results(output_dir, _AUTHORIZATION_RESULT_DIR))
+    return AuthorizationRun(client, read_results(output_dir, AUTHORIZATION_RESULT_DIR))
 
 
 def assert_every_check_passes(run: AuthorizationRun) -> None:

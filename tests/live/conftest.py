@@ -36,11 +36,16 @@ class LiveServiceError(RuntimeError):
 
 @dataclass(frozen=True)
 class LiveService:
-    """A running Frontdesk process and what a test needs to reach it."""
+    """A running Frontdesk process and what a test needs to reach it.
+
+    ``base_url`` is where the process listens; ``public_url`` the address clients are told
+    (FRONTDESK_BASE_URL), the same unless a proxy in front of it was named when it started.
+    """
 
     backend: str
     base_url: str
     log_path: Path
+    public_url: str
 
     def mcp_url(self, tenant_key: str) -> str:
         return f"{self.base_url}/v1/{tenant_key}/mcp"
@@ -124,6 +129,7 @@ def _wait_until_healthy(
                     f"{service.output()}"
                 )
             try:
+                # Straight to the process, whatever address clients are told.
                 if client.get(f"{service.base_url}/healthz").status_code == 200:
                     return
             except httpx.TransportError:
@@ -154,17 +160,23 @@ def start_service(
     extra_env: Mapping[str, str] | None = None,
     extra_companies_files: Sequence[Path] = (),
     workers: int = 1,
+    public_url: str | None = None,
 ) -> RunningProcess:
     """Apply the test companies with the CLI, then start ``frontdesk serve`` and wait for it.
 
     ``extra_companies_files`` are applied after the test companies; ``port`` is for a caller
-    that had to tell someone the address first (an identity provider's redirect URI).
+    that had to tell someone the address first (an identity provider's redirect URI);
+    ``public_url`` is the address clients use when it is not the process's own (a proxy in
+    front of several instances).
     """
     port = free_port() if port is None else port
     base_url = f"http://127.0.0.1:{port}"
+    public_url = base_url if public_url is None else public_url
     log_path = workdir / f"frontdesk-{backend}-{port}.log"
-    service = LiveService(backend=backend, base_url=base_url, log_path=log_path)
-    environment = service_environment(base_url, database_url, extra_env)
+    service = LiveService(
+        backend=backend, base_url=base_url, log_path=log_path, public_url=public_url
+    )
+    environment = service_environment(public_url, database_url, extra_env)
     command = _frontdesk_command()
 
     for companies_file in (COMPANIES_FILE, *extra_companies_files):
@@ -210,6 +222,7 @@ def running_service(
     port: int | None = None,
     extra_env: Mapping[str, str] | None = None,
     extra_companies_files: Sequence[Path] = (),
+    public_url: str | None = None,
 ) -> Iterator[LiveService]:
     """A started service, stopped on exit; a crash or an unclean stop fails with its output."""
     running = start_service(
@@ -219,6 +232,7 @@ def running_service(
         port=port,
         extra_env=extra_env,
         extra_companies_files=extra_companies_files,
+        public_url=public_url,
     )
     try:
         yield running.service
