@@ -247,9 +247,11 @@ class ServedCompany:
         self.has_signin = definition.signin is not None
         # Who answers, as MCP results name it (initialize's serverInfo; 2026-07-28's _meta).
         self.server_info = {"name": "frontdesk", "title": definition.name, "version": __version__}
-        # A 2026-07-28 result's ``_meta`` when it has no keys of its own: built once here,
-        # shared by every reply and never changed (protocol/modern_methods.py).
-        self.server_info_meta = {"io.modelcontextprotocol/serverInfo": self.server_info}
+        # A 2026-07-28 result's ``_meta`` when it has no keys of its own, rendered once here
+        # for every reply (protocol/modern_methods.py).
+        self.server_info_meta = orjson.Fragment(
+            orjson.dumps({"io.modelcontextprotocol/serverInfo": self.server_info})
+        )
         # The listings are rendered to JSON here, once: clients list often, a listing never
         # changes while the company is loaded, and rendering 50 tools' listing cost a
         # tools/list call 15 µs on every call. The JSON (``*_json``) is kept too: a

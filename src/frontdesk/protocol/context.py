@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.domain import Caller
@@ -12,7 +11,8 @@ from frontdesk.protocol.bearer import Challenges
 from frontdesk.protocol.request_state import RequestStates
 
 
-class ModernRequest(NamedTuple):
+@dataclass(slots=True)
+class ModernRequest:
     """What a 2026-07-28 request's headers say (``protocol/modern.py`` checks each message
     against them), read as each check needs it: most messages need little."""
 

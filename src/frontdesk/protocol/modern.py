@@ -88,12 +88,10 @@ def _refuse_repeated_routing_headers(raw_headers: Sequence[tuple[bytes, bytes]])
             seen.add(header)
 
 
-def _names(raw: bytes, value: str, header: str) -> bool:
-    """Whether a routing header says ``value``: as sent, the usual case, or once the
-    whitespace and base64 a client may wrap it in are undone."""
-    if raw == value.encode() and value.isascii():
-        return True
-    return _header_text(raw, header) == value
+def _sent_as_is(raw: bytes, value: str) -> bool:
+    """Whether a routing header is ``value`` exactly as sent, the usual case (an ASCII
+    value with no whitespace or base64 around it)."""
+    return raw == value.encode() and value.isascii()
 
 
 def _header_text(raw: bytes, header: str) -> str:
@@ -132,7 +130,11 @@ def admit(request: ModernRequest, message: Message, tools: dict[str, ServedTool]
         _check_envelope(meta)
     _check_routing(request, message)
     if message.method == "tools/call":
-        _check_param_headers(request, message.params, tools)
+        name = message.params.get("name")
+        tool = tools.get(name) if type(name) is str else None
+        # An unknown tool is refused by tools/call itself; most tools declare no header.
+        if tool is not None and tool.param_headers:
+            _check_param_headers(request, message.params, tool)
     if not envelope_ok:
         raise InvalidParams(f"Invalid params: {CLIENT_CAPABILITIES_KEY} must be an object")
     client_info = meta.get(CLIENT_INFO_KEY)
@@ -164,33 +166,29 @@ def _check_envelope(meta: Any) -> None:
 
 
 def _check_routing(request: ModernRequest, message: Message) -> None:
-    if request.method is None:
+    method = message.method
+    sent = request.method
+    if sent is None:
         if request.headers_required:
             raise HeaderMismatch("The Mcp-Method header is missing")
-    elif not _names(request.method, message.method, "Mcp-Method"):
+    elif not (_sent_as_is(sent, method) or _header_text(sent, "Mcp-Method") == method):
         raise HeaderMismatch("The Mcp-Method header does not match the method in the body")
-    field = NAME_FIELDS.get(message.method)
+    field = NAME_FIELDS.get(method)
     if field is None:
         return
     value = message.params.get(field)
     if type(value) is not str:
         # Nothing to repeat: the method itself refuses the missing field.
         return
-    if request.name is None:
+    sent = request.name
+    if sent is None:
         if request.headers_required:
             raise HeaderMismatch(f"The Mcp-Name header is missing (params.{field} is set)")
-    elif not _names(request.name, value, "Mcp-Name"):
+    elif not (_sent_as_is(sent, value) or _header_text(sent, "Mcp-Name") == value):
         raise HeaderMismatch(f"The Mcp-Name header does not match params.{field}")
 
 
-def _check_param_headers(
-    request: ModernRequest, params: dict[str, Any], tools: dict[str, ServedTool]
-) -> None:
-    name = params.get("name")
-    tool = tools.get(name) if type(name) is str else None
-    # An unknown tool is refused by tools/call itself; most tools declare no header.
-    if tool is None or not tool.param_headers:
-        return
+def _check_param_headers(request: ModernRequest, params: dict[str, Any], tool: ServedTool) -> None:
     param_headers.check(
         tool.param_headers,
         params.get("arguments"),

@@ -61,9 +61,9 @@ def _ttl_ms(context: RequestContext) -> int:
     return 0 if modern is None else int(modern.fresh_for(context.company.tenant_key) * 1000)
 
 
-def _server_meta(context: RequestContext, meta: Any = None) -> dict[str, Any]:
+def _server_meta(context: RequestContext, meta: Any = None) -> dict[str, Any] | orjson.Fragment:
     """The result's ``_meta``: its own keys, and who answers (servers SHOULD say so on
-    every result). The company's own is built once and shared, never changed."""
+    every result)."""
     if meta is None:
         return context.company.server_info_meta
     return {**meta, SERVER_INFO_KEY: context.company.server_info}
@@ -71,7 +71,12 @@ def _server_meta(context: RequestContext, meta: Any = None) -> dict[str, Any]:
 
 def _completed(context: RequestContext, result: dict[str, Any]) -> dict[str, Any]:
     result["resultType"] = COMPLETE
-    result["_meta"] = _server_meta(context, result.get("_meta"))
+    meta = result.get("_meta")
+    result["_meta"] = (
+        context.company.server_info_meta
+        if meta is None
+        else {**meta, SERVER_INFO_KEY: context.company.server_info}
+    )
     return result
 
 
