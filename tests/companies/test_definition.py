@@ -111,17 +111,26 @@ def test_an_output_schema_must_describe_an_object_too() -> None:
 @pytest.mark.parametrize(
     ("property_schema", "says"),
     [
-        ({"type": "no-such-type"}, "is not a valid JSON Schema"),
-        # The metaschema lets this pass; serving could not use it.
-        ({"$ref": "#/$defs/colour"}, "points at nothing"),
-        ({"$ref": "https://example.com/colour.json"}, "is outside this schema"),
+        # Each says which tool, and where in its schema (or which keyword): a regex.
+        (
+            {"type": "no-such-type"},
+            r"is not a valid JSON Schema for tool 'echo': #/properties/colour/type: ",
+        ),
+        # The metaschema lets these pass; serving could not use them.
+        ({"$ref": "#/$defs/colour"}, r"tool 'echo': \$ref: Pointer '/\$defs/colour' does not"),
+        ({"$ref": "https://example.com/colour.json"}, r"tool 'echo': \$ref: .*nothing is fetched"),
+        (
+            {"pattern": "^(?!admin)"},
+            r"tool 'echo': #/properties/colour/pattern: .* lookaround or a backreference",
+        ),
     ],
-    ids=["unknown-type", "ref-to-nothing", "ref-to-a-url"],
+    ids=["unknown-type", "ref-to-nothing", "ref-to-a-url", "lookaround"],
 )
 def test_an_invalid_json_schema_is_refused_whether_applied_or_read_back(
     context: object, property_schema: dict[str, Any], says: str
 ) -> None:
-    """A stored row edited by hand is refused too, though not checked by the library then."""
+    """A stored row edited by hand is refused too: read back, a schema is compiled as it is
+    when applied."""
     schema = {"type": "object", "properties": {"colour": property_schema}}
     with pytest.raises(ValidationError, match=says) as caught:
         CompanyDefinition.model_validate(

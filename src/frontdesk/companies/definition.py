@@ -102,24 +102,15 @@ def _check_json_schema(
         return None
     if schema.get("type") != "object":
         raise ValueError('must be a JSON Schema whose "type" is "object"')
-    if info.context is not FROM_STORE:
-        # Applying: the jsonschema library checks the schema against the metaschema, for its
-        # precise messages. Imported here: only a companies file being applied (or a test)
-        # gets this far, so a serving worker never loads the library and its dependencies.
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as error:
-            raise ValueError(f"is not a valid JSON Schema: {error.message}") from None
-    # Compiled as serving will compile it (frontdesk.schemas): read back, that is the whole
-    # check; applied, it also refuses what the metaschema lets pass and serving could not
-    # (a $ref to nothing), when the company is applied rather than when it is served.
+    # Compiled as serving compiles it (frontdesk.schemas), whether applied or read back:
+    # a schema that passes can check every call (its references resolved within it, its
+    # patterns taken by the linear-time engine, its draft one that is served).
     try:
         SchemaCheck(schema)
     except InvalidSchema as error:
-        raise ValueError(f"is not a valid JSON Schema: {error}") from None
+        # The name is validated before the schemas (field order) and is absent if wrong.
+        tool = info.data.get("name", "?")
+        raise ValueError(f"is not a valid JSON Schema for tool {tool!r}: {error}") from None
     return schema
 
 
