@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from frontdesk import __version__
 from frontdesk.asgi import Headers, Receive, Scope, Send
+from frontdesk.companies.providers import ProviderFactory
 from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
@@ -50,7 +51,6 @@ from frontdesk.store.database import Database
 from frontdesk.store.grants import GrantRepository
 from frontdesk.store.outage import OUTAGE_TYPES
 from frontdesk.tools.addresses import AddressPolicy
-from frontdesk.tools.factory import ProviderFactory
 
 log = structlog.get_logger(__name__)
 

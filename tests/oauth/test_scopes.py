@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from frontdesk.oauth import scopes
+from frontdesk import scopes
 
 
 @pytest.mark.parametrize("requested", [None, "", "   "])

@@ -25,11 +25,11 @@ from frontdesk.companies.definition import (
     ToolDefinition,
 )
 from frontdesk.companies.header_declarations import ParamHeader, declared
+from frontdesk.companies.providers import ProviderFactory
 from frontdesk.content import PromptBuilder, ResourceReader, prompt_builder, resource_reader
-from frontdesk.oauth.scopes import SUPPORTED as SUPPORTED_SCOPES
 from frontdesk.ratelimit import RateLimit, parse_rate_limit
 from frontdesk.schemas import SchemaCheck
-from frontdesk.tools.factory import ProviderFactory
+from frontdesk.scopes import SUPPORTED as SUPPORTED_SCOPES
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
 
 log = structlog.get_logger(__name__)

@@ -16,9 +16,9 @@ from pydantic import ValidationError
 
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.definition import FROM_STORE, TENANT_KEY_PATTERN, CompanyDefinition
+from frontdesk.companies.providers import ProviderFactory
 from frontdesk.config import Settings
 from frontdesk.store.companies import CompanyRepository
-from frontdesk.tools.factory import ProviderFactory
 
 log = structlog.get_logger(__name__)
 

@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from frontdesk.oauth import browser, scopes
+from frontdesk import scopes
+from frontdesk.oauth import browser
 from frontdesk.oauth.client_documents import ClientDocumentRefused, ClientDocumentUnavailable
 from frontdesk.oauth.clients import KnownClient
 from frontdesk.oauth.context import OAuthServices, SigninCompany
@@ -112,7 +113,7 @@ async def check_authorize_request(
         redirect_uri=redirect_uri,
         state=state,
         code_challenge=challenge,
-        # Scopes we do not offer are dropped, not refused (oauth.scopes).
+        # Scopes we do not offer are dropped, not refused (frontdesk.scopes).
         scope=scopes.resolve(_single(params, "scope")),
         resource=settings.mcp_url(tenant_key) if resource is not None else None,
         nonce=FlowSigner.new_nonce(),

@@ -12,10 +12,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
+from frontdesk import scopes
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.domain import Customer
 from frontdesk.grant_records import CodeRecord, NewTokens, RefreshState
-from frontdesk.oauth import pkce, scopes
+from frontdesk.oauth import pkce
 from frontdesk.oauth.credentials import Kind, digest, looks_like, mint
 from frontdesk.oauth.errors import InvalidGrant
 from frontdesk.oauth.flow import Flow

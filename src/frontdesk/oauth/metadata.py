@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from frontdesk import scopes
 from frontdesk.config import Settings
-from frontdesk.oauth import scopes
 from frontdesk.oauth.rendering import JSON
 
 if TYPE_CHECKING:

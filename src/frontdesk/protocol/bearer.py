@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from frontdesk import scopes
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.config import Settings
 from frontdesk.domain import Caller
-from frontdesk.oauth import scopes
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.metadata import resource_metadata_url
 from frontdesk.protocol.errors import Unauthorized
