@@ -18,7 +18,7 @@ import structlog
 
 from frontdesk.companies.catalog import ServedTool
 from frontdesk.companies.definition import Access
-from frontdesk.protocol import methods
+from frontdesk.protocol import methods, tool_calls
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import (
     InvalidParams,
@@ -137,7 +137,7 @@ async def prompts_list(context: RequestContext, params: dict[str, Any]) -> Resul
 async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     """A call, or a call made again with the client's answers and the requestState it was
     given; a tool that needs input first gets an input-required result."""
-    tool, arguments = methods.called_tool(context, params)
+    tool, arguments = tool_calls.called_tool(context, params)
     capabilities = params["_meta"][CLIENT_CAPABILITIES_KEY]
     required = tool.definition.required_client_capabilities
     if required:
@@ -146,7 +146,7 @@ async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[st
     # Most calls carry neither: each is read only when sent.
     input_responses = _input_responses(params) if "inputResponses" in params else None
     sealed = _sealed_state(params) if "requestState" in params else None
-    refusal = methods.refusal_of(context, tool, arguments)
+    refusal = tool_calls.refusal_of(context, tool, arguments)
     if refusal is not None:
         return _completed(context, refusal.to_mcp())
     # The binding is built only for a call that carries a state or asks: hashing the
@@ -157,7 +157,9 @@ async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[st
         else context.request_states.open(sealed, _tool_binding(context, tool, arguments))
     )
     input_methods = _input_methods(capabilities) if capabilities else _NO_INPUT
-    answer = await methods.run_tool(context, tool, arguments, input_methods, input_responses, state)
+    answer = await tool_calls.run_tool(
+        context, tool, arguments, input_methods, input_responses, state
+    )
     if not isinstance(answer, InputRequired):
         return _completed(context, answer.to_mcp())
     unanswerable = _unanswerable(capabilities, answer)
