@@ -94,6 +94,18 @@ class Settings(BaseModel):
     # turns retries off, so that any second use ends the token family (RFC 9700 4.14.2).
     # At most 10 minutes: for that long a stolen spent token could replace an unused pair.
     refresh_retry_seconds: int = Field(default=60, ge=0, le=600)
+    # What one client may hold of a worker (http_server.py). The request line and headers
+    # together, in bytes: a longer head is answered 431 (RFC 6585 section 5). At least
+    # 8 KiB, the smallest read buffer the HTTP server (hyper) accepts.
+    max_header_bytes: int = Field(default=16 * 1024, ge=8 * 1024, le=1024 * 1024)
+    # From a connection's opening, or the end of its last response, until the next
+    # request's headers are all in; a connection idle between requests is closed then too.
+    # At most a minute, the server's own bound.
+    header_read_timeout_seconds: float = Field(default=10.0, ge=0.001, le=60)
+    # From the end of the headers until the last byte of the body (body_deadline.py).
+    body_read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
+    # Connections one worker serves at once; more wait in the listen queue until one ends.
+    max_connections_per_worker: int = Field(default=1000, ge=1, le=100_000)
     seed_demo: bool | None = None
     auto_migrate: bool = True
     log_level: str = "INFO"

@@ -24,6 +24,7 @@ from frontdesk.asgi import (
     headers_of,
     respond,
 )
+from frontdesk.body_deadline import BODY_TIMED_OUT
 from frontdesk.config import Settings
 from frontdesk.observability import REQUEST_ID, AccessLog, Metrics
 
@@ -158,6 +159,8 @@ class Edge:
 
     def _record(self, scope: Scope, status: int, started: float, request_id: str) -> None:
         elapsed = time.perf_counter() - started
+        if BODY_TIMED_OUT in scope:
+            status = 408
         route = route_label(scope["path"])
         self._metrics.record(route, scope["method"], status, elapsed)
         if self._access_log is not None:

@@ -11,69 +11,32 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-from uvicorn.supervisors import Multiprocess
-
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
-from frontdesk.errors import CannotListen, DatabaseNotReady
-from frontdesk.listener import spread_listener
+from frontdesk.errors import DatabaseNotReady
+from frontdesk.http_server import check_address, serve_http
 from frontdesk.store.audit import AuditEvent, AuditLog
 from frontdesk.store.companies import ApplyOutcome, CompanyRepository
 from frontdesk.store.database import Database
 
-APP = "frontdesk.app:create_app"
-
 
 def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
     print(f"Frontdesk ({settings.env.value}, region {settings.region.value})", flush=True)
+    # A taken address fails before the database is touched.
+    check_address(host, port)
     # Migrations and the demo seed run once, here, before any worker starts: workers that
     # each did it at once would race on the schema and on the seed's insert. They run in a
-    # child process because with one worker uvicorn serves in this very process, which
-    # would otherwise keep Alembic and Mako loaded (~10 MB) for as long as it serves.
+    # child process because this one supervises the workers for as long as they serve, and
+    # would otherwise keep Alembic and Mako loaded (~10 MB) all that time, in every worker
+    # too (they are forked from it).
     if settings.auto_migrate or settings.should_seed_demo:
         _prepare_database_in_child(settings)
     os.environ["FRONTDESK_AUTO_MIGRATE"] = "false"
     os.environ["FRONTDESK_SEED_DEMO"] = "false"
     if settings.should_seed_demo:
         print(f"Demo company's MCP endpoint: {settings.mcp_url('demo')}", flush=True)
-    options: dict[str, Any] = {
-        "factory": True,
-        "host": host,
-        "port": port,
-        "loop": "uvloop",
-        # uvicorn's httptools protocol with a leaner request cycle (http_protocol.py).
-        "http": "frontdesk.http_protocol:FrontdeskHttpProtocol",
-        # Frontdesk serves no WebSocket route. uvicorn's "auto" would load the websockets
-        # package into every worker (0.6 MB of RSS each) only to refuse the handshake; with
-        # "none" an upgrade request is answered as the plain HTTP request it also is (a GET:
-        # 405 on the MCP endpoint), and uvicorn logs a warning about it.
-        "ws": "none",
-        "access_log": False,
-        "log_level": "warning",
-        "server_header": False,
-        # X-Forwarded-For is read by our own resolver (network.py), from the proxies in
-        # FRONTDESK_TRUSTED_PROXIES only. uvicorn's would also believe any local process
-        # (its default trusts 127.0.0.1) before ours ever saw the request, and costs a
-        # middleware call per request.
-        "proxy_headers": False,
-    }
-    if workers == 1:
-        uvicorn.run(APP, workers=1, **options)
-        return
-    # uvicorn's own supervisor, handed a socket that gives each worker its own accept
-    # queue (listener.py), where uvicorn.run would have them all share one.
-    try:
-        listener = spread_listener(host, port)
-    except OSError as error:
-        raise CannotListen(f"cannot listen on {host}:{port}: {error.strerror}") from None
-    try:
-        Multiprocess(uvicorn.Config(APP, workers=workers, **options), sockets=[listener]).run()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        listener.close()
+    serve_http(settings, host=host, port=port, workers=workers)
 
 
 def _prepare_database_in_child(settings: Settings) -> None:

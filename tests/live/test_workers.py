@@ -1,10 +1,12 @@
 """`frontdesk serve --workers 2` as a real process: each worker listens on a socket of its
-own, and connections opened together are spread over the workers rather than all taken by
-the first to wake (listener.py). Read off /proc, as `ss -tlnp` would show it."""
+own (``SO_REUSEPORT``, as the HTTP server binds them: http_server.py), and connections
+opened together are spread over the workers rather than all taken by the first to wake.
+Read off /proc, as `ss -tlnp` would show it."""
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import time
 from pathlib import Path
@@ -23,7 +25,8 @@ def test_connections_opened_together_reach_every_worker(tmp_path: Path) -> None:
     try:
         port = int(running.service.base_url.rsplit(":", 1)[1])
         workers = wait_until_every_worker_listens(running.process.pid, port, count=2)
-        clients = [answered_connection(port) for _ in range(CONNECTIONS)]
+        answered = [answered_connection(port) for _ in range(CONNECTIONS)]
+        clients = [client for client, _ in answered]
         try:
             sockets = tcp_sockets(port)
             held = {pid: socket_inodes(pid) for pid in [running.process.pid, *workers]}
@@ -44,8 +47,38 @@ def test_connections_opened_together_reach_every_worker(tmp_path: Path) -> None:
         counts = [len(inodes) for inodes in served.values()]
         assert sum(counts) == CONNECTIONS
         assert min(counts) > 0, counts
+        # Each worker a fresh interpreter, not a fork sharing the supervisor's state: two
+        # workers would otherwise hand out the same request ids.
+        assert len({request_id for _, request_id in answered}) == CONNECTIONS
     finally:
         assert running.stop(), running.service.output()
+
+
+def test_workers_stop_when_their_supervisor_is_killed(tmp_path: Path) -> None:
+    """SIGKILL leaves the supervisor no chance to stop its workers: the kernel tells them
+    (http_server.py), so none serves on, orphaned, on a port the next start binds too."""
+    database_url = f"sqlite+aiosqlite:///{tmp_path / 'frontdesk.db'}"
+    running = start_service("sqlite", database_url, tmp_path, workers=2)
+    port = int(running.service.base_url.rsplit(":", 1)[1])
+    workers = wait_until_every_worker_listens(running.process.pid, port, count=2)
+
+    running.process.send_signal(signal.SIGKILL)
+    running.process.wait(timeout=START_DEADLINE)
+
+    deadline = time.monotonic() + START_DEADLINE
+    while any(is_running(pid) for pid in workers):
+        assert time.monotonic() < deadline, running.service.output()
+        time.sleep(0.1)
+    assert LISTEN not in tcp_sockets(port).values()
+
+
+def is_running(pid: int) -> bool:
+    """Alive, and not a zombie waiting for a parent to collect it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def wait_until_every_worker_listens(supervisor: int, port: int, count: int) -> list[int]:
@@ -65,8 +98,9 @@ def wait_until_every_worker_listens(supervisor: int, port: int, count: int) -> l
         time.sleep(0.1)
 
 
-def answered_connection(port: int) -> socket.socket:
-    """A keep-alive connection that has had one request answered: accepted by a worker."""
+def answered_connection(port: int) -> tuple[socket.socket, bytes]:
+    """A keep-alive connection that has had one request answered: accepted by a worker;
+    with the answer's request id."""
     client = socket.create_connection(("127.0.0.1", port), timeout=10)
     client.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
     answer = b""
@@ -75,11 +109,17 @@ def answered_connection(port: int) -> socket.socket:
         assert chunk, f"connection closed after {answer!r}"
         answer += chunk
     assert answer.startswith(b"HTTP/1.1 200 "), answer
-    return client
+    [request_id] = [
+        line.split(b":", 1)[1].strip()
+        for line in answer.split(b"\r\n")
+        if line.lower().startswith(b"x-request-id:")
+    ]
+    return client, request_id
 
 
 def worker_pids(supervisor: int) -> list[int]:
-    """uvicorn's workers: the supervisor's children spawned by multiprocessing."""
+    """The server's workers: the supervisor's children spawned by multiprocessing (not its
+    resource tracker)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():

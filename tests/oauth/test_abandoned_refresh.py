@@ -13,7 +13,8 @@ from collections.abc import AsyncIterator
 import asyncpg
 import httpx
 import pytest
-import uvicorn
+from granian.constants import HTTPModes, Interfaces
+from granian.server.embed import Server as EmbeddedServer
 
 from frontdesk.asgi import Message, Receive, Scope, Send
 from frontdesk.oauth.credentials import digest
@@ -64,28 +65,34 @@ async def instance(serve: Serve, postgres_url: str) -> Served:
 
 @pytest.fixture
 async def served_over_tcp(instance: Served) -> AsyncIterator[tuple[str, TokenAnswers]]:
-    """The instance on a real socket, with uvicorn and Frontdesk's HTTP protocol."""
+    """The instance on a real socket, served by the HTTP server ``frontdesk serve`` runs,
+    embedded in this event loop (the instance's lifespan is the fixture's: none here)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     answers = TokenAnswers(instance)
-    config = uvicorn.Config(
+    server = EmbeddedServer(
         answers,
-        host="127.0.0.1",
+        address="127.0.0.1",
         port=port,
-        http="frontdesk.http_protocol:FrontdeskHttpProtocol",
-        ws="none",
-        lifespan="off",
-        log_level="warning",
+        interface=Interfaces.ASGINL,
+        http=HTTPModes.http1,
+        websockets=False,
+        log_enabled=False,
     )
-    server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
-    await until(lambda: server.started)
+    await until(lambda: _accepts(port))
     try:
         yield f"http://127.0.0.1:{port}", answers
     finally:
-        server.should_exit = True
-        await task
+        server.stop()  # type: ignore[no-untyped-call]  # granian leaves it unannotated
+        async with asyncio.timeout(DEADLINE):
+            await task
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 async def rotation_waits_on_a_lock(postgres_url: str) -> None:

@@ -1,0 +1,133 @@
+"""The HTTP server ``frontdesk serve`` runs: Granian, as published, configured from the
+settings, and nothing of it subclassed or reached into.
+
+Granian parses HTTP/1.1 with hyper, and hyper keeps the limits that cut slow and oversized
+clients off before they reach Python:
+
+- the request line and headers must fit ``FRONTDESK_MAX_HEADER_BYTES`` (hyper's read
+  buffer), or the answer is 431 and the connection closes (RFC 6585 section 5);
+- they must arrive within ``FRONTDESK_HEADER_READ_TIMEOUT_SECONDS`` of the connection
+  opening, or of the last response on it, or the connection closes: a client that drips
+  its head, or opens a connection and sends nothing, or leaves it idle, holds it no longer;
+- each worker serves at most ``FRONTDESK_MAX_CONNECTIONS_PER_WORKER`` connections: it
+  accepts no more until one ends, and the kernel keeps the rest in the listen queue.
+
+The body's deadline, which hyper does not keep, is the application's (body_deadline.py).
+
+Every worker is a process with a socket of its own on the address (``SO_REUSEPORT``), so
+the kernel spreads connections over them evenly, whichever wakes first. The supervisor
+answers SIGTERM by letting the workers finish what they serve (the lifespan's shutdown
+included) and exits 0.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ipaddress
+import math
+import multiprocessing
+import os
+import signal
+import socket
+import sys
+
+from granian import Granian
+from granian.constants import HTTPModes, Interfaces, Loops
+from granian.http import HTTP1Settings
+from granian.log import LogLevels
+
+from frontdesk.body_deadline import BodyDeadline
+from frontdesk.config import Settings
+from frontdesk.errors import CannotListen
+
+APP = "frontdesk.http_server:served_app"
+# How long a worker may take to finish its requests after SIGTERM before it is killed:
+# every wait inside a request is bounded well below it (outbound calls, tool limits).
+SHUTDOWN_GRACE_SECONDS = 8
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> None:
+    """Serve on ``host:port`` (checked first with ``check_address``) with ``workers``
+    processes, until SIGTERM or SIGINT."""
+    # Each worker a fresh interpreter, as uvicorn's were, not a fork of this process:
+    # a fork would start with this process's state, its random generators included (every
+    # worker would hand out the same request ids). Granian starts its workers the way
+    # multiprocessing is set to.
+    multiprocessing.set_start_method("spawn", force=True)
+    Granian(
+        APP,
+        factory=True,
+        address=host,
+        port=port,
+        # The ASGI interface with its lifespan: the services start and stop in each worker.
+        interface=Interfaces.ASGI,
+        workers=workers,
+        # Restarted, as uvicorn's supervisor did, rather than the whole service stopping.
+        respawn_failed_workers=True,
+        workers_kill_timeout=SHUTDOWN_GRACE_SECONDS,
+        loop=Loops.uvloop,
+        # HTTP/1.1 only, as the load balancer in front speaks it. With "auto", hyper first
+        # reads to tell HTTP/2 from HTTP/1, and that read waits without any time limit.
+        http=HTTPModes.http1,
+        # Frontdesk serves no WebSocket route: an upgrade is answered as the plain request.
+        websockets=False,
+        backpressure=settings.max_connections_per_worker,
+        http1_settings=HTTP1Settings(
+            header_read_timeout=max(1, math.ceil(settings.header_read_timeout_seconds * 1000)),
+            keep_alive=True,
+            max_buffer_size=settings.max_header_bytes,
+        ),
+        # The access log is the application's (observability.AccessLog). Granian reads no
+        # X-Forwarded-For: the application's resolver believes FRONTDESK_TRUSTED_PROXIES.
+        log_access=False,
+        log_level=LogLevels.warning,
+    ).serve()
+
+
+def served_app() -> BodyDeadline:
+    """The application each worker serves (Granian calls this factory in the worker)."""
+    # Imported here, in the worker: the supervisor and the other commands never build one.
+    from frontdesk.app import create_app
+
+    _stop_with_supervisor()
+    settings = Settings()
+    return BodyDeadline(create_app(settings), settings.body_read_timeout_seconds)
+
+
+def _stop_with_supervisor() -> None:
+    """Have the kernel send this worker SIGTERM when its supervisor ends.
+
+    A supervisor that is killed outright (SIGKILL, the OOM killer) cannot stop its
+    workers, and they would serve on, orphaned, on the port the next start binds too
+    (``SO_REUSEPORT`` lets them share it): the service would stop only when all of it does.
+    """
+    if sys.platform != "linux":
+        return
+    supervisor = multiprocessing.parent_process()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    # Asked too late if the supervisor ended before: this worker has a new parent already.
+    if supervisor is not None and os.getppid() != supervisor.pid:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def check_address(host: str, port: int) -> None:
+    """Bind ``host:port`` as each worker will, and let go: a taken port or an address not
+    of this machine fails here, plainly, before any worker starts."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        # Granian binds addresses, never names: a name could resolve to several.
+        raise CannotListen(f"cannot listen on {host}: give an IP address, not a name") from None
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # The options every worker's socket carries: a port held by any other socket (one
+        # that does not share it) is refused.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise CannotListen(f"cannot listen on {host}:{port}: {error.strerror}") from None
