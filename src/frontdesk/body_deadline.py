@@ -21,7 +21,6 @@ from collections.abc import Awaitable, Callable
 import orjson
 
 from frontdesk.asgi import JSON_CONTENT, Message, Receive, Scope, Send, headers_of
-from frontdesk.deadlines import Deadlines
 
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
@@ -29,9 +28,6 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 # whatever the application made of the disconnection.
 BODY_TIMED_OUT = "frontdesk.body_timed_out"
 
-# One watchdog for every body being read, as for tool calls (deadlines.py): a loop timer
-# armed and torn down per request would cost more than the rest of this layer.
-_DEADLINES = Deadlines()
 _TIMED_OUT = orjson.dumps(
     {"error": "request_timeout", "error_description": "The request body was not received in time"}
 )
@@ -67,14 +63,14 @@ class BodyDeadline:
 class TimedBody:
     """The ``receive`` of one request, every wait for its body bounded by one deadline."""
 
-    __slots__ = ("_deadline", "_loop", "_receive", "_scope", "_send", "body_done", "timed_out")
+    __slots__ = ("_deadline", "_receive", "_scope", "_send", "body_done", "timed_out")
 
     def __init__(self, scope: Scope, receive: Receive, send: Send, seconds: float) -> None:
         self._scope = scope
         self._receive = receive
         self._send = send
-        self._loop = asyncio.get_running_loop()
-        self._deadline = self._loop.time() + seconds
+        # On the event loop's clock, the one asyncio.timeout_at reads.
+        self._deadline = asyncio.get_running_loop().time() + seconds
         self.body_done = False
         self.timed_out = False
 
@@ -85,7 +81,7 @@ class TimedBody:
             # Past the body, a receive waits for the client to go away: as long as it takes.
             return await self._receive()
         try:
-            with _DEADLINES.limit(self._deadline - self._loop.time()):
+            async with asyncio.timeout_at(self._deadline):
                 message = await self._receive()
         except TimeoutError:
             self.timed_out = True

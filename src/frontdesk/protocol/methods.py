@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -30,7 +31,6 @@ from frontdesk.protocol.errors import (
 )
 from frontdesk.protocol.jsonrpc import Result
 from frontdesk.protocol.params import no_cursor, optional_object, required_str
-from frontdesk.protocol.tool_calls import DEADLINES
 from frontdesk.protocol.versions import negotiate
 from frontdesk.tools.provider import InputRequired
 
@@ -280,7 +280,7 @@ def _admit_personal(context: RequestContext, access: Access, what: str) -> None:
 async def _provide(context: RequestContext, what: str, work: Awaitable[T]) -> T:
     """Await a provider with the standard deadline; failures become a plain error."""
     try:
-        with DEADLINES.limit(PROVIDER_TIMEOUT_SECONDS):
+        async with asyncio.timeout(PROVIDER_TIMEOUT_SECONDS):
             return await work
     except TimeoutError:
         log.warning("provider_timeout", tenant=context.company.tenant_key, item=what)

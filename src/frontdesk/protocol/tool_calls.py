@@ -6,12 +6,12 @@ result (MCP: tool errors are results the model can see, not protocol errors).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import structlog
 
 from frontdesk.companies.catalog import ServedTool
-from frontdesk.deadlines import Deadlines
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import InvalidParams
 from frontdesk.protocol.params import optional_object, required_str
@@ -19,10 +19,6 @@ from frontdesk.schemas import SchemaCheck
 from frontdesk.tools.provider import ToolAnswer, ToolCall, ToolError, ToolResult
 
 log = structlog.get_logger(__name__)
-
-# Provider time limits (tools, resources, prompts) share one watchdog timer per event
-# loop (deadlines.py says why).
-DEADLINES = Deadlines()
 
 
 def cannot_ask(tool: str) -> ToolResult:
@@ -69,7 +65,8 @@ async def run_tool(
         state,
     )
     try:
-        result = await DEADLINES.run(tool.definition.timeout, provider.call(call))
+        async with asyncio.timeout(tool.definition.timeout):
+            result = await provider.call(call)
     except ToolError as error:
         result = ToolResult.text(error.message, is_error=True)
     except TimeoutError:
