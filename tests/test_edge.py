@@ -21,7 +21,8 @@ from frontdesk import edge
 from frontdesk.app import create_app
 from frontdesk.config import Settings
 from frontdesk.edge import route_label
-from frontdesk.observability import REQUEST_ID, Metrics, configure_logging, iso_timestamp
+from frontdesk.metrics import Metrics
+from frontdesk.observability import REQUEST_ID, configure_logging, iso_timestamp
 
 # Explicit, so that anyio keeps each test's parametrization.
 pytestmark = pytest.mark.anyio
@@ -322,9 +323,21 @@ async def test_metrics_count_requests_by_route_and_status(client: httpx.AsyncCli
     assert "frontdesk_http_request_duration_seconds_bucket" in response.text
 
 
+async def test_a_method_http_does_not_define_is_counted_as_other(
+    client: httpx.AsyncClient,
+) -> None:
+    """A client cannot add metric series by inventing methods: they all count as "other"."""
+    for invented in ("BREW", "PROPFIND", "X-ANYTHING"):
+        await client.request(invented, "/healthz")
+    response = await client.get("/metrics")
+    assert 'method="other",route="/healthz"' in response.text
+    assert "BREW" not in response.text and "PROPFIND" not in response.text
+
+
 def test_the_metrics_read_back_as_prometheus_reads_them() -> None:
-    """The exposition Frontdesk writes itself parses with Prometheus's own client: counter
-    totals, cumulative buckets ending in +Inf, count and sum, and escaped label values."""
+    """The exposition parses as Prometheus reads it, with the families' names and labels
+    unchanged (dashboards query them): counter totals, cumulative buckets ending in +Inf,
+    count and sum, escaped label values, and no ``_created`` series."""
     metrics = Metrics()
     metrics.record("mcp", "POST", 200, 0.0004)
     metrics.record("mcp", "POST", 200, 0.003)
@@ -355,6 +368,26 @@ def test_the_metrics_read_back_as_prometheus_reads_them() -> None:
     totals = {s.name: s.value for s in mcp if not s.name.endswith("_bucket")}
     assert totals["frontdesk_http_request_duration_seconds_count"] == 3.0
     assert totals["frontdesk_http_request_duration_seconds_sum"] == pytest.approx(20.0034)
+
+
+def test_applications_in_one_process_keep_their_own_counts() -> None:
+    """Without the workers' shared directory (tests, an embedding application), each
+    application counts only its own requests."""
+    first, second = Metrics(), Metrics()
+    first.record("/healthz", "GET", 200, 0.001)
+    first.record("/healthz", "GET", 200, 0.001)
+    second.record("/healthz", "GET", 200, 0.001)
+
+    def healthz_count(metrics: Metrics) -> float:
+        [family] = [
+            family
+            for family in text_string_to_metric_families(metrics.exposition())
+            if family.name == "frontdesk_http_requests"
+        ]
+        [sample] = family.samples
+        return sample.value
+
+    assert (healthz_count(first), healthz_count(second)) == (2.0, 1.0)
 
 
 async def test_metrics_never_carry_a_tenant_key_or_a_path(client: httpx.AsyncClient) -> None:

@@ -20,11 +20,9 @@ from frontdesk.store.database import Database
 
 # Migrations (`frontdesk serve` runs them before serving), the HTML pages' templates (loaded
 # on the first page), the companies file's YAML and its schema checks (`companies apply`),
-# SQLAlchemy's PostgreSQL dialect on SQLite, and prometheus_client (the service writes the
-# metrics format itself; the library is the tests' reader of it), and SQLAlchemy's ORM, which
-# its asyncio extension would import (store.engine stands in for the extension).
+# SQLAlchemy's PostgreSQL dialect on SQLite, and SQLAlchemy's ORM, which its asyncio
+# extension would import (store.engine stands in for the extension).
 NOT_NEEDED_TO_SERVE = (
-    "prometheus_client",
     "sqlalchemy.orm",
     "sqlalchemy.ext.asyncio",
     "alembic",

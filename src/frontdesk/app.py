@@ -23,6 +23,7 @@ from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
 from frontdesk.edge import Edge, with_edge_headers
 from frontdesk.login.connectors import LoginConnectors
+from frontdesk.metrics import EXPOSITION_CONTENT_TYPE, Metrics
 from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth.client_documents import ClientDocuments
 from frontdesk.oauth.clients import ClientDirectory
@@ -32,12 +33,7 @@ from frontdesk.oauth.flow import FlowSigner
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.rendering import render_authorize_page, render_oauth_error, render_outage
 from frontdesk.oauth.routes import oauth_routes
-from frontdesk.observability import (
-    EXPOSITION_CONTENT_TYPE,
-    AccessLog,
-    Metrics,
-    configure_logging,
-)
+from frontdesk.observability import AccessLog, configure_logging
 from frontdesk.outbound import OutboundClients
 from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.endpoint import McpEndpoint
@@ -117,6 +113,7 @@ class Services:
     async def stop(self) -> None:
         if self.access_log is not None:
             self.access_log.flush()
+        self.metrics.stop()
         await self.limiter.close()
         await self.outbound.aclose()
         await self.database.close()

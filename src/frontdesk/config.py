@@ -9,7 +9,14 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    DirectoryPath,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from frontdesk.errors import ConfigurationError
 from frontdesk.ratelimit import parse_rate_limit
@@ -106,6 +113,10 @@ class Settings(BaseModel):
     body_read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
     # Connections one worker serves at once; more wait in the listen queue until one ends.
     max_connections_per_worker: int = Field(default=1000, ge=1, le=100_000)
+    # Where `frontdesk serve` makes the directory, fresh and private to each start, in which
+    # its workers keep their metrics (metrics.py); the system's temporary directory if unset.
+    # A memory-backed file system (/dev/shm) keeps those writes off the disk.
+    metrics_dir: DirectoryPath | None = None
     seed_demo: bool | None = None
     auto_migrate: bool = True
     log_level: str = "INFO"

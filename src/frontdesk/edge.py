@@ -26,7 +26,8 @@ from frontdesk.asgi import (
 )
 from frontdesk.body_deadline import BODY_TIMED_OUT
 from frontdesk.config import Settings
-from frontdesk.observability import REQUEST_ID, AccessLog, Metrics
+from frontdesk.metrics import Metrics
+from frontdesk.observability import REQUEST_ID, AccessLog
 
 # A request id we accept from a proxy: short and plain, so it is safe in logs and headers.
 _REQUEST_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
@@ -38,6 +39,12 @@ _PREFLIGHT_HEADERS = (
 _METHODS = b"GET, POST, DELETE, OPTIONS"
 _MISDIRECTED = orjson.dumps(
     {"error": "misdirected_request", "error_description": "This Host is not served here"}
+)
+
+# Methods as metric labels: those RFC 9110 defines, and "other" for any other, so that no
+# client can add series at will (each is a file's worth of entries under every worker).
+_METHOD_LABELS = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
 )
 
 _OAUTH_ROUTES = frozenset(
@@ -162,7 +169,10 @@ class Edge:
         if BODY_TIMED_OUT in scope:
             status = 408
         route = route_label(scope["path"])
-        self._metrics.record(route, scope["method"], status, elapsed)
+        method = scope["method"]
+        self._metrics.record(
+            route, method if method in _METHOD_LABELS else "other", status, elapsed
+        )
         if self._access_log is not None:
             # The path only: query strings can carry codes and state that must not be logged.
             self._access_log.write(request_id, scope["method"], scope["path"], status, elapsed)

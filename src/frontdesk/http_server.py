@@ -18,18 +18,26 @@ Every worker is a process with a socket of its own on the address (``SO_REUSEPOR
 the kernel spreads connections over them evenly, whichever wakes first. The supervisor
 answers SIGTERM by letting the workers finish what they serve (the lifespan's shutdown
 included) and exits 0.
+
+The workers keep their metrics in files of a directory the supervisor makes for them
+(metrics.py), so that /metrics reads every worker's figures whichever worker answers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ipaddress
 import math
 import multiprocessing
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 from granian import Granian
 from granian.constants import HTTPModes, Interfaces, Loops
@@ -45,6 +53,9 @@ APP = "frontdesk.http_server:served_app"
 # every wait inside a request is bounded well below it (outbound calls, tool limits).
 SHUTDOWN_GRACE_SECONDS = 8
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# prometheus_client's multiprocess mode keeps its files where this variable says (metrics.py).
+# Named here rather than imported: the supervisor records nothing and loads no client.
+_METRICS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 
 
 def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> None:
@@ -55,34 +66,58 @@ def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> Non
     # worker would hand out the same request ids). Granian starts its workers the way
     # multiprocessing is set to.
     multiprocessing.set_start_method("spawn", force=True)
-    Granian(
-        APP,
-        factory=True,
-        address=host,
-        port=port,
-        # The ASGI interface with its lifespan: the services start and stop in each worker.
-        interface=Interfaces.ASGI,
-        workers=workers,
-        # Restarted, as uvicorn's supervisor did, rather than the whole service stopping.
-        respawn_failed_workers=True,
-        workers_kill_timeout=SHUTDOWN_GRACE_SECONDS,
-        loop=Loops.uvloop,
-        # HTTP/1.1 only, as the load balancer in front speaks it. With "auto", hyper first
-        # reads to tell HTTP/2 from HTTP/1, and that read waits without any time limit.
-        http=HTTPModes.http1,
-        # Frontdesk serves no WebSocket route: an upgrade is answered as the plain request.
-        websockets=False,
-        backpressure=settings.max_connections_per_worker,
-        http1_settings=HTTP1Settings(
-            header_read_timeout=max(1, math.ceil(settings.header_read_timeout_seconds * 1000)),
-            keep_alive=True,
-            max_buffer_size=settings.max_header_bytes,
-        ),
-        # The access log is the application's (observability.AccessLog). Granian reads no
-        # X-Forwarded-For: the application's resolver believes FRONTDESK_TRUSTED_PROXIES.
-        log_access=False,
-        log_level=LogLevels.warning,
-    ).serve()
+    with _shared_metrics_dir(settings.metrics_dir):
+        Granian(
+            APP,
+            factory=True,
+            address=host,
+            port=port,
+            # The ASGI interface with its lifespan: the services start and stop in each worker.
+            interface=Interfaces.ASGI,
+            workers=workers,
+            # Restarted, as uvicorn's supervisor did, rather than the whole service stopping.
+            respawn_failed_workers=True,
+            workers_kill_timeout=SHUTDOWN_GRACE_SECONDS,
+            loop=Loops.uvloop,
+            # HTTP/1.1 only, as the load balancer in front speaks it. With "auto", hyper first
+            # reads to tell HTTP/2 from HTTP/1, and that read waits without any time limit.
+            http=HTTPModes.http1,
+            # Frontdesk serves no WebSocket route: an upgrade is answered as the plain request.
+            websockets=False,
+            backpressure=settings.max_connections_per_worker,
+            http1_settings=HTTP1Settings(
+                header_read_timeout=max(1, math.ceil(settings.header_read_timeout_seconds * 1000)),
+                keep_alive=True,
+                max_buffer_size=settings.max_header_bytes,
+            ),
+            # The access log is the application's (observability.AccessLog). Granian reads no
+            # X-Forwarded-For: the application's resolver believes FRONTDESK_TRUSTED_PROXIES.
+            log_access=False,
+            log_level=LogLevels.warning,
+        ).serve()
+
+
+@contextlib.contextmanager
+def _shared_metrics_dir(base: Path | None) -> Iterator[None]:
+    """A directory for the workers' metrics files, named to them in the environment they
+    start with, and removed when serving ends.
+
+    Fresh on every start: files an earlier run left would be added to this run's totals.
+    Private (mkdtemp makes it 0700, with a name no other user can guess or take first):
+    the files are memory-mapped by every worker, and whoever could write one could write
+    the figures. One directory whatever the number of workers, one included, so that a
+    respawned worker's counts add to its predecessor's rather than starting over.
+
+    A supervisor killed outright (SIGKILL) leaves the directory behind, in ``base``.
+    """
+    shared = tempfile.mkdtemp(prefix="frontdesk-metrics-", dir=base)
+    os.environ[_METRICS_DIR_VARIABLE] = shared
+    try:
+        yield
+    finally:
+        # After the workers have stopped: Granian's serve returns once they all have.
+        del os.environ[_METRICS_DIR_VARIABLE]
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 def served_app() -> BodyDeadline:

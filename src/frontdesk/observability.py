@@ -1,4 +1,5 @@
-"""Structured JSON logs carrying the request id, and the Prometheus metrics."""
+"""Structured JSON logs carrying the request id, and the access log. (The Prometheus
+metrics are metrics.py's.)"""
 
 from __future__ import annotations
 
@@ -6,10 +7,8 @@ import asyncio
 import logging
 import sys
 import time
-from bisect import bisect_left
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -203,94 +202,3 @@ def _milliseconds(seconds: float) -> float:
     """A duration in milliseconds to two decimals: the same figure as ``round(ms, 2)``
     but for halves, in a quarter of its time (round with digits formats the float)."""
     return int(seconds * 100_000 + 0.5) / 100
-
-
-# Prometheus's text exposition format, version 0.0.4.
-EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
-
-class _RequestFigures:
-    """Requests answered and their durations, kept as plain numbers and written out in
-    Prometheus's text format only when /metrics is read.
-
-    Two families need no client library: prometheus_client's Counter and Histogram take a
-    lock on every increment (the event loop is the only writer here, so plain integers
-    do, at a fraction of the cost), and importing it cost each worker 1.2 MB.
-    """
-
-    BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
-
-    def __init__(self) -> None:
-        self.counts: dict[tuple[str, str, int], int] = {}
-        # Per route: the count in each bucket (not cumulative; the last is +Inf), and the sum.
-        self.buckets: dict[str, list[int]] = {}
-        self.sums: dict[str, float] = {}
-
-    def add(self, route: str, method: str, status: int, seconds: float) -> None:
-        key = (route, method, status)
-        self.counts[key] = self.counts.get(key, 0) + 1
-        buckets = self.buckets.get(route)
-        if buckets is None:
-            buckets = self.buckets[route] = [0] * (len(self.BUCKETS) + 1)
-            self.sums[route] = 0.0
-        # Prometheus buckets are "less than or equal": bisect_left finds the first bound
-        # that is not below the value.
-        buckets[bisect_left(self.BUCKETS, seconds)] += 1
-        self.sums[route] += seconds
-
-    def exposition(self) -> str:
-        requests = "frontdesk_http_requests"
-        duration = "frontdesk_http_request_duration_seconds"
-        lines = [
-            f"# HELP {requests}_total HTTP requests answered, by route and status.",
-            f"# TYPE {requests}_total counter",
-        ]
-        for (route, method, status), count in sorted(self.counts.items()):
-            labels = _labels(method=method, route=route, status=str(status))
-            lines.append(f"{requests}_total{labels} {_number(count)}")
-        lines += [
-            f"# HELP {duration} Time to answer an HTTP request, by route.",
-            f"# TYPE {duration} histogram",
-        ]
-        bounds = [*(repr(bound) for bound in self.BUCKETS), "+Inf"]
-        for route, counts in sorted(self.buckets.items()):
-            for bound, cumulative in zip(bounds, accumulate(counts), strict=True):
-                labels = _labels(le=bound, route=route)
-                lines.append(f"{duration}_bucket{labels} {_number(cumulative)}")
-            lines.append(f"{duration}_count{_labels(route=route)} {_number(sum(counts))}")
-            lines.append(f"{duration}_sum{_labels(route=route)} {_number(self.sums[route])}")
-        return "\n".join(lines) + "\n"
-
-
-def _labels(**labels: str) -> str:
-    """``{name="value",...}``, names in order, as prometheus_client writes them."""
-    return (
-        "{"
-        + ",".join(f'{name}="{_escaped(value)}"' for name, value in sorted(labels.items()))
-        + "}"
-    )
-
-
-def _escaped(value: str) -> str:
-    # The format's three escapes in a label value: backslash, double quote, line feed.
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _number(value: float) -> str:
-    return repr(float(value))
-
-
-class Metrics:
-    """One set of figures per application, so that tests and several apps never share
-    counters."""
-
-    def __init__(self) -> None:
-        self._figures = _RequestFigures()
-
-    def record(self, route: str, method: str, status: int, seconds: float) -> None:
-        """Count one answered request."""
-        self._figures.add(route, method, status, seconds)
-
-    def exposition(self) -> str:
-        """Every figure, in Prometheus's text exposition format."""
-        return self._figures.exposition()

@@ -58,7 +58,9 @@ def test_workers_stop_when_their_supervisor_is_killed(tmp_path: Path) -> None:
     """SIGKILL leaves the supervisor no chance to stop its workers: the kernel tells them
     (http_server.py), so none serves on, orphaned, on a port the next start binds too."""
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'frontdesk.db'}"
-    running = start_service("sqlite", database_url, tmp_path, workers=2)
+    # The workers' metrics directory, which a killed supervisor cannot remove, in tmp_path.
+    metrics_dir = {"FRONTDESK_METRICS_DIR": str(tmp_path)}
+    running = start_service("sqlite", database_url, tmp_path, workers=2, extra_env=metrics_dir)
     port = int(running.service.base_url.rsplit(":", 1)[1])
     workers = wait_until_every_worker_listens(running.process.pid, port, count=2)
 
