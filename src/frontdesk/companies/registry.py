@@ -19,6 +19,7 @@ from frontdesk.companies.definition import FROM_STORE, TENANT_KEY_PATTERN, Compa
 from frontdesk.companies.providers import ProviderFactory
 from frontdesk.config import Settings
 from frontdesk.store.companies import CompanyRepository
+from frontdesk.store.outage import is_outage
 
 log = structlog.get_logger(__name__)
 
@@ -32,6 +33,16 @@ _TENANT_KEY = re.compile(TENANT_KEY_PATTERN)
 
 def looks_like_tenant_key(value: str) -> bool:
     return len(value) <= _TENANT_KEY_MAX and _TENANT_KEY.fullmatch(value) is not None
+
+
+def _failure_for_one(failure: BaseException) -> Exception:
+    """An exception of its own for one request that waited on a failed read: one instance
+    raised in many requests would gather all their tracebacks. An outage stays one (a
+    ConnectionError, store.outage), so the request is still answered 503."""
+    reason = f"the company lookup failed: {type(failure).__name__}"
+    if is_outage(failure):
+        return ConnectionError(reason)
+    return RuntimeError(reason)
 
 
 class CompanyRegistry:
@@ -83,8 +94,15 @@ class CompanyRegistry:
                 self._load_and_remember(tenant_key)
             )
             loading.add_done_callback(lambda done: self._loaded_once(tenant_key, done))
-        # Shielded: a request that goes away does not cancel the read the others wait for.
-        return await asyncio.shield(loading)
+        # Waited for, not awaited: a request that goes away does not cancel the read the
+        # others wait for (asyncio.wait cancels nothing), and a failed read's exception,
+        # which every waiting request would otherwise raise again, is raised by none of
+        # them: each raises one of its own.
+        await asyncio.wait((loading,))
+        failure = loading.exception()
+        if failure is not None:
+            raise _failure_for_one(failure) from failure
+        return loading.result()
 
     async def _load_and_remember(self, tenant_key: str) -> ServedCompany | None:
         company = await self._load(tenant_key)
