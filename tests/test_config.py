@@ -206,3 +206,14 @@ def test_settings_cannot_change_after_start_up() -> None:
     settings = Settings()
     with pytest.raises(ValidationError):
         settings.env = Environment.PRODUCTION
+
+
+@pytest.mark.parametrize("host", ["*", "a*b.example", "*.", "exa mple.com", "*.*.example"])
+def test_allowed_hosts_take_names_or_a_subdomain_wildcard_only(host: str) -> None:
+    """The Host check cannot be switched off, or given a pattern it would not match."""
+    with pytest.raises(ValueError, match="host name"):
+        Settings(allowed_hosts=[host])
+
+
+def test_allowed_hosts_take_a_subdomain_wildcard() -> None:
+    assert Settings(allowed_hosts=["*.example.com"]).allowed_hosts == ["*.example.com"]

@@ -16,12 +16,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from frontdesk import __version__
-from frontdesk.asgi import Headers, Receive, Scope, Send
+from frontdesk.asgi import Receive, Scope, Send
 from frontdesk.companies.providers import ProviderFactory
 from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
-from frontdesk.edge import Edge, with_edge_headers
+from frontdesk.edge import Edge, protect, request_id_of
 from frontdesk.login.connectors import LoginConnectors
 from frontdesk.metrics import EXPOSITION_CONTENT_TYPE, Metrics
 from frontdesk.network import ClientAddressResolver
@@ -161,9 +161,10 @@ def _grant_repository(database: Database) -> GrantRepository:
 
 
 class Frontdesk(Edge):
-    """The ASGI application: the edge every request passes, then the MCP endpoint on its
-    fast path and everything else via Starlette. An Edge itself rather than holding one,
-    so that a request enters the edge with no call in between."""
+    """The ASGI application: the edge every request passes, Starlette's Host check and CORS
+    (``edge.protect``), then the MCP endpoint on its fast path and everything else via
+    Starlette's router. An Edge itself rather than holding one, so that a request enters
+    the edge with no call in between."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -177,21 +178,23 @@ class Frontdesk(Edge):
             RequestStates(services.settings.secret_keys),
         )
         self._routes = _routes(services, addresses)
-        super().__init__(self._route, services.settings, services.metrics, services.access_log)
+        super().__init__(
+            protect(self._route, services.settings),
+            services.settings,
+            services.metrics,
+            services.access_log,
+        )
 
-    async def _route(
-        self, scope: Scope, receive: Receive, send: Send, request_id: str, edge_headers: Headers
-    ) -> int:
-        if scope["type"] != "http":
-            # The lifespan: Starlette starts and stops the services.
-            await self._routes(scope, receive, send)
-            return 0
-        path: str = scope["path"]
-        if path.startswith("/v1/") and path.endswith("/mcp"):
-            parts = path.split("/")
-            if len(parts) == 4:
-                return await self._mcp(scope, receive, send, parts[2], request_id, edge_headers)
-        return await with_edge_headers(self._routes, scope, receive, send, edge_headers)
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path: str = scope["path"]
+            if path.startswith("/v1/") and path.endswith("/mcp"):
+                parts = path.split("/")
+                if len(parts) == 4:
+                    await self._mcp(scope, receive, send, parts[2], request_id_of(scope))
+                    return
+        # Everything else, and the lifespan: Starlette starts and stops the services.
+        await self._routes(scope, receive, send)
 
 
 def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:

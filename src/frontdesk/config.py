@@ -145,6 +145,20 @@ class Settings(BaseModel):
             raise ValueError("must not carry a query or a fragment")
         return value.rstrip("/")
 
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_are_names(cls, value: list[str]) -> list[str]:
+        # Starlette's host check takes a name, or "*." and a name for its subdomains; a bare
+        # "*" would turn the DNS-rebinding protection off, and any other "*" is no pattern.
+        for item in value:
+            name = item[2:] if item.startswith("*.") else item
+            if not name or "*" in name or "/" in name or " " in name:
+                raise ValueError(
+                    f"{item!r} is not a host name or '*.' and a host name (the Host check"
+                    " cannot be turned off)"
+                )
+        return value
+
     @field_validator("mcp_rate_limit", "registration_rate_limit")
     @classmethod
     def _rate_limit_parses(cls, value: str) -> str:

@@ -1,7 +1,19 @@
-"""What every HTTP request passes through: request id, Host check, CORS, access log, metrics.
+"""The outermost layer every HTTP request passes: request id, access log, metrics, and the
+two refusals Starlette's middlewares do not make.
 
-One pure-ASGI layer rather than a middleware stack, because the MCP endpoint is the hot
-path and each extra layer is paid on every call.
+Host checking and CORS are Starlette's (``TrustedHostMiddleware``, ``CORSMiddleware``,
+built in ``protect``); the edge stays outside them so that the requests they refuse are
+logged and counted too, and carry a request id. What it adds is only what they lack:
+
+- a request with more than one ``Host`` is refused (400): the middleware reads the first,
+  and a proxy or the application behind it could read another (RFC 9112 section 3.2:
+  "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1 request
+  message that ... contains more than one Host header field line");
+- a present ``Origin`` that is neither allowed nor the service's own is refused (403) on
+  every request, not only on a preflight: MCP 2025-11-25, Transports, "Security Warning":
+  "If the Origin header is present and invalid, servers MUST respond with HTTP Forbidden
+  403". The CORS middleware only withholds its headers, which stops a browser reading the
+  answer but not the request from being served.
 """
 
 from __future__ import annotations
@@ -12,33 +24,41 @@ import time
 from collections.abc import Awaitable, Callable
 
 import orjson
+from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from frontdesk.asgi import (
-    JSON_CONTENT,
-    Headers,
-    Message,
-    Receive,
-    Scope,
-    Send,
-    header,
-    headers_of,
-    respond,
-)
+from frontdesk.asgi import JSON_CONTENT, Message, Receive, Scope, Send, headers_of, respond
 from frontdesk.body_deadline import BODY_TIMED_OUT
 from frontdesk.config import Settings
 from frontdesk.metrics import Metrics
 from frontdesk.observability import REQUEST_ID, AccessLog
 
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+# Where the edge leaves the request's id for the routes (``request_id_of``).
+_REQUEST_ID_KEY = "frontdesk.request_id"
 # A request id we accept from a proxy: short and plain, so it is safe in logs and headers.
 _REQUEST_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,128}$")
-_EXPOSED = b"WWW-Authenticate, Mcp-Session-Id, Retry-After, X-Request-Id"
-_PREFLIGHT_HEADERS = (
-    b"Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID,"
-    b" X-Request-Id"
-)
-_METHODS = b"GET, POST, DELETE, OPTIONS"
-_MISDIRECTED = orjson.dumps(
-    {"error": "misdirected_request", "error_description": "This Host is not served here"}
+
+# The methods an MCP client uses (Streamable HTTP: POST, GET for a stream, DELETE to end
+# a session) and the OAuth endpoints' GET and POST.
+CORS_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
+# What a browser client must be able to read: the sign-in challenge (MCP authorization,
+# RFC 9728 section 5.1), the session, when to retry, and the id to quote to support.
+CORS_EXPOSED = ("WWW-Authenticate", "Mcp-Session-Id", "Retry-After", "X-Request-Id")
+# Any request header a preflight asks for is allowed: MCP 2026-07-28 clients send one
+# Mcp-Param-<Name> header per declared tool argument, names no fixed list can hold, and
+# bearer tokens, never cookies, carry identity here. The middleware answers with the asked
+# names rather than a literal "*", which the Fetch standard would not let cover
+# Authorization.
+CORS_ALLOWED_HEADERS = ("*",)
+CORS_MAX_AGE_SECONDS = 600
+
+# The answer to a duplicate Host: the same as the Host middleware's own refusal.
+_INVALID_HOST = b"Invalid host header"
+_PLAIN_TEXT = (b"content-type", b"text/plain; charset=utf-8")
+_FORBIDDEN_ORIGIN = orjson.dumps(
+    {"error": "forbidden_origin", "error_description": "Requests from this Origin are refused"}
 )
 
 # Methods as metric labels: those RFC 9110 defines, and "other" for any other, so that no
@@ -51,10 +71,6 @@ _OAUTH_ROUTES = frozenset(
     {"authorize", "consent", "callback", "login", "token", "register", "revoke"}
 )
 
-# A routed request: the edge hands over the request id and the headers every response to
-# it must carry (request id, CORS), and learns the status that was answered.
-Routed = Callable[[Scope, Receive, Send, str, Headers], Awaitable[int]]
-
 # Request ids must be unique, not unguessable: they only tie log lines together. A
 # generator of our own (seeded from the OS, per process) makes one at half the cost of
 # reading the OS's random bytes on every request.
@@ -64,6 +80,12 @@ _request_ids = random.Random()  # noqa: S311 (ids, not secrets)
 def new_request_id() -> str:
     # 16 hex digits; bytes.hex formats them in a third of the time an f-string takes.
     return _request_ids.getrandbits(64).to_bytes(8, "big").hex()
+
+
+def request_id_of(scope: Scope) -> str:
+    """The id the edge gave this request."""
+    request_id: str = scope[_REQUEST_ID_KEY]
+    return request_id
 
 
 def route_label(path: str) -> str:
@@ -82,27 +104,40 @@ def route_label(path: str) -> str:
     return "other"
 
 
-def _host_name(host: str) -> str:
-    """The Host header without its port; IPv6 literals keep their brackets."""
-    if host.startswith("["):
-        return host[: host.find("]") + 1]
-    return host.rsplit(":", 1)[0]
+def protect(app: App, settings: Settings) -> App:
+    """``app`` behind Starlette's Host check (DNS-rebinding protection) and CORS."""
+    cors = CORSMiddleware(
+        app,
+        allow_origins=settings.cors_origins,
+        allow_methods=CORS_METHODS,
+        allow_headers=CORS_ALLOWED_HEADERS,
+        expose_headers=CORS_EXPOSED,
+        max_age=CORS_MAX_AGE_SECONDS,
+    )
+    # The middleware tries the names in turn: the base URL's own, which nearly every
+    # request names, first. Named in full, so no redirect to a "www." name either.
+    base_host = settings.base_host.lower()
+    hosts = sorted(settings.accepted_hosts, key=lambda host: (host != base_host, host))
+    return TrustedHostMiddleware(cors, allowed_hosts=hosts, www_redirect=False)
 
 
 class Edge:
     def __init__(
-        self, app: Routed, settings: Settings, metrics: Metrics, access_log: AccessLog | None
+        self, app: App, settings: Settings, metrics: Metrics, access_log: AccessLog | None
     ) -> None:
         self._app = app
-        self._hosts = settings.accepted_hosts
-        self._any_origin = "*" in settings.cors_origins
-        self._origins = frozenset(origin.encode() for origin in settings.cors_origins)
+        # None when every origin is allowed ("*", the default).
+        self._origins: frozenset[bytes] | None = (
+            None
+            if "*" in settings.cors_origins
+            else frozenset(origin.encode() for origin in settings.cors_origins)
+        )
         self._access_log = access_log
         self._metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            await self._app(scope, receive, send, "", [])
+            await self._app(scope, receive, send)
             return
         started = time.perf_counter()
         headers = headers_of(scope)
@@ -110,59 +145,55 @@ class Edge:
         request_id = (
             supplied.decode() if supplied and _REQUEST_ID.fullmatch(supplied) else new_request_id()
         )
+        scope[_REQUEST_ID_KEY] = request_id
         bound = REQUEST_ID.set(request_id)
-        # The headers every response carries. Handed to the route rather than added by a
-        # wrapper around ``send``: a wrapper would cost two more coroutines per request.
-        edge_headers = [(b"x-request-id", request_id.encode())]
-        origin = headers.get(b"origin")
-        if origin is not None and self._origin_allowed(origin):
-            edge_headers.extend(self._cors_headers(origin))
-        status = 500
+        request_id_header = (b"x-request-id", request_id.encode())
+        status = 0
+
+        async def send_with_request_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", ()), request_id_header]
+            await send(message)
+
         try:
-            if not self._host_allowed(headers.get(b"host")):
-                status = 421
-                await respond(send, 421, _MISDIRECTED, [JSON_CONTENT, *edge_headers])
-            elif scope["method"] == "OPTIONS" and origin is not None:
-                status = await self._preflight(scope, send, origin, edge_headers)
+            if self._has_two_hosts(scope):
+                status = 400
+                await respond(send, 400, _INVALID_HOST, [_PLAIN_TEXT, request_id_header])
+            elif self._refuses_origin(headers):
+                status = 403
+                await respond(send, 403, _FORBIDDEN_ORIGIN, [JSON_CONTENT, request_id_header])
             else:
-                status = await self._app(scope, receive, send, request_id, edge_headers)
+                await self._app(scope, receive, send_with_request_id)
+        except BaseException:
+            # Nothing answered yet: the server answers 500 for the failure.
+            status = status or 500
+            raise
         finally:
-            self._record(scope, status, started, request_id)
+            # No answer and no failure: the client went away first (499, as nginx logs it).
+            self._record(scope, status or 499, started, request_id)
             REQUEST_ID.reset(bound)
 
-    def _host_allowed(self, host: bytes | None) -> bool:
-        if host is None:
+    @staticmethod
+    def _has_two_hosts(scope: Scope) -> bool:
+        found = False
+        for name, _value in scope["headers"]:
+            if name == b"host":
+                if found:
+                    return True
+                found = True
+        return False
+
+    def _refuses_origin(self, headers: dict[bytes, bytes]) -> bool:
+        origin = headers.get(b"origin")
+        # No Origin: not a browser's request, nothing to check (MCP: "if ... present").
+        if origin is None or self._origins is None or origin in self._origins:
             return False
-        return _host_name(host.decode("latin-1").lower()) in self._hosts
-
-    def _origin_allowed(self, origin: bytes) -> bool:
-        return self._any_origin or origin in self._origins
-
-    def _cors_headers(self, origin: bytes) -> list[tuple[bytes, bytes]]:
-        return [
-            (b"access-control-allow-origin", b"*" if self._any_origin else origin),
-            (b"access-control-expose-headers", _EXPOSED),
-            (b"vary", b"Origin"),
-        ]
-
-    async def _preflight(
-        self, scope: Scope, send: Send, origin: bytes, edge_headers: Headers
-    ) -> int:
-        if not self._origin_allowed(origin):
-            await respond(send, 403, headers=edge_headers)
-            return 403
-        requested = header(scope, b"access-control-request-headers")
-        await respond(
-            send,
-            204,
-            headers=[
-                *edge_headers,
-                (b"access-control-allow-methods", _METHODS),
-                (b"access-control-allow-headers", requested or _PREFLIGHT_HEADERS),
-                (b"access-control-max-age", b"600"),
-            ],
-        )
-        return 204
+        # A page of this service posting back to it (the sign-in and consent forms) sends
+        # its own origin, whose host is the request's Host, which the Host check then
+        # vouches for. A rebinding page's origin names the attacker's host instead.
+        return origin.partition(b"://")[2] != headers.get(b"host")
 
     def _record(self, scope: Scope, status: int, started: float, request_id: str) -> None:
         elapsed = time.perf_counter() - started
@@ -176,25 +207,3 @@ class Edge:
         if self._access_log is not None:
             # The path only: query strings can carry codes and state that must not be logged.
             self._access_log.write(request_id, scope["method"], scope["path"], status, elapsed)
-
-
-async def with_edge_headers(
-    app: Callable[[Scope, Receive, Send], Awaitable[None]],
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-    edge_headers: Headers,
-) -> int:
-    """Run a plain ASGI app (the framework routes) as a routed request: its response
-    gets the edge's headers, and its status is returned."""
-    status = 500
-
-    async def send_with_headers(message: Message) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-            message.setdefault("headers", []).extend(edge_headers)
-        await send(message)
-
-    await app(scope, receive, send_with_headers)
-    return status

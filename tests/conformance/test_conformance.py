@@ -245,7 +245,7 @@ def test_dns_rebinding_protection_refuses_a_foreign_host(suite_run: SuiteRun) ->
     rejected = checks["localhost-host-rebinding-rejected"]
     accepted = checks["localhost-host-valid-accepted"]
     assert rejected["status"] == "SUCCESS", rejected
-    assert rejected["details"]["statusCode"] == 421
+    assert rejected["details"]["statusCode"] == 400
     assert accepted["status"] == "SUCCESS", accepted
     assert accepted["details"]["statusCode"] == 200
 

@@ -20,7 +20,6 @@ from frontdesk.asgi import (
     JSON_CONTENT,
     BodyTooLargeError,
     ClientDisconnectedError,
-    Headers,
     Receive,
     Scope,
     Send,
@@ -91,14 +90,12 @@ class McpEndpoint:
         send: Send,
         tenant_key: str,
         request_id: str,
-        edge_headers: Headers,
     ) -> Awaitable[int]:
-        """Answer one request; every response carries ``edge_headers``. Awaited, gives the
-        status. Not a coroutine itself: it hands back the one that answers, so a POST
-        passes through no extra layer."""
+        """Answer one request. Awaited, gives the status. Not a coroutine itself: it hands
+        back the one that answers, so a POST passes through no extra layer."""
         if scope["method"] == "POST":
-            return self._post(scope, receive, send, tenant_key, request_id, edge_headers)
-        return _answer_other_method(scope["method"], send, edge_headers)
+            return self._post(scope, receive, send, tenant_key, request_id)
+        return _answer_other_method(scope["method"], send)
 
     async def _post(
         self,
@@ -107,7 +104,6 @@ class McpEndpoint:
         send: Send,
         tenant_key: str,
         request_id: str,
-        edge_headers: Headers,
     ) -> int:
         body: Body | None = None
         try:
@@ -145,18 +141,18 @@ class McpEndpoint:
         except ClientDisconnectedError:
             return 499
         except RpcError as error:
-            return await _respond_error(send, error, body, edge_headers)
+            return await _respond_error(send, error, body)
         except Exception as error:
             if not is_outage(error):
                 raise
             log.warning("database_unavailable", error=type(error).__name__)
-            return await _respond_error(send, ServiceUnavailable(UNAVAILABLE), body, edge_headers)
+            return await _respond_error(send, ServiceUnavailable(UNAVAILABLE), body)
 
         if not replies:
             # Only notifications: nothing to answer (SPEC 4.2).
-            await respond(send, 202, headers=edge_headers)
+            await respond(send, 202)
             return 202
-        answer_headers = [JSON_CONTENT, *edge_headers]
+        answer_headers = [JSON_CONTENT]
         if context.negotiated_version is not None:
             session_id = self._sessions.issue(tenant_key, context.negotiated_version)
             answer_headers.append((b"mcp-session-id", session_id.encode()))
@@ -234,13 +230,13 @@ class McpEndpoint:
             raise SessionUnknown("Session not found; call initialize again")
 
 
-async def _answer_other_method(method: str, send: Send, edge_headers: Headers) -> int:
+async def _answer_other_method(method: str, send: Send) -> int:
     if method == "DELETE":
         # Sessions hold no state here, so ending one only acknowledges it (SPEC 3.5).
-        await respond(send, 200, OK_BODY, [JSON_CONTENT, *edge_headers])
+        await respond(send, 200, OK_BODY, [JSON_CONTENT])
         return 200
     # GET would open a server-to-client stream, which this endpoint never offers.
-    await respond(send, 405, b"", [ALLOW_HEADER, *edge_headers])
+    await respond(send, 405, b"", [ALLOW_HEADER])
     return 405
 
 
@@ -311,13 +307,11 @@ def _failed(message: Message, error: Exception) -> dict[str, Any]:
     return failure(message.id, RpcError("Internal error"))
 
 
-async def _respond_error(
-    send: Send, error: RpcError, body: Body | None, edge_headers: Headers
-) -> int:
+async def _respond_error(send: Send, error: RpcError, body: Body | None) -> int:
     request_id = error.request_id
     if request_id is None and body is not None and not body.is_batch:
         request_id = body.messages[0].id
-    headers = [JSON_CONTENT, *edge_headers]
+    headers = [JSON_CONTENT]
     if isinstance(error, EndpointError):
         headers.extend((name.encode(), value.encode()) for name, value in error.headers().items())
     status = error.status if error.status != 200 else 400
