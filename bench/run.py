@@ -27,14 +27,8 @@ from benchkit.load import Measurement, Plan, make_plan, measure
 from benchkit.messages import check_reply, check_signed_in, mcp_request
 from benchkit.processes import BenchError, Processes, Quiet, run, say
 from benchkit.profiles import Profile, profile
-from benchkit.report import (
-    Report,
-    machine_facts,
-    render,
-    rows_of,
-    source_state,
-    standard_notes,
-)
+from benchkit.report import Report, machine_facts, render, source_state, standard_notes
+from benchkit.rows import rows_of
 from benchkit.servers import BENCH, Databases, Environment, Running, TokenPool, start_server
 from benchkit.signin import (
     CUSTOMERS,
@@ -267,7 +261,8 @@ class Bench:
                     ]
                     say(f"signed {CUSTOMERS} customers in on {database}")
                 if scenario.load == "refresh" and database not in self.pools:
-                    self.pools[database] = TokenPool(env, database, self.signed_in[database])
+                    signed_in = self.signed_in[database]
+                    self.pools[database] = TokenPool(env, database, scenario.tenant, signed_in)
 
     def check(self) -> None:
         """One real request per scenario, its reply checked, before any load."""
@@ -278,7 +273,6 @@ class Bench:
                 token: str | None = None
                 pool = self.pools.get(database) if database and scenario.load == "refresh" else None
                 if pool is not None:
-                    pool.ensure(1)
                     client_id = pool.signed_in.client_id
                     check_refresh(server.base_url, scenario.tenant, client_id, pool.take())
                 else:
@@ -311,12 +305,6 @@ class Bench:
                 server, plan = self.running[scenario.server], self.plans[scenario.key]
                 self.quiet.wait(f"{scenario.key}, round {round_number}", limit=60)
                 found = measure(self.env, scenario, server, plan, round_number)
-                if found.tokens_short:
-                    # The pool ran dry (refused grants would inflate the figure): once more,
-                    # with the pool sized for twice the rate.
-                    say(f"{scenario.key}: the refresh tokens ran out; once more with more")
-                    plan.tokens_per_second = 2 * max(plan.tokens_per_second, found.rps)
-                    found = measure(self.env, scenario, server, plan, round_number)
                 self.measurements.append(found)
                 say(
                     f"round {round_number} {scenario.key}: {found.rps:,.0f} req/s, "
@@ -343,10 +331,13 @@ class Bench:
             self.notes.append(
                 f"Refresh tokens ({database}): the OAuth flow ran once over HTTP (register → "
                 "authorize → consent → dev login → code → token); `mint_refresh_tokens.py` "
-                f"then issued {pool.issued:,} refresh tokens into the database with "
-                f"Frontdesk's own credentials and tables ({pool.mint_seconds:.1f} s), each in "
-                f"a family of its own copied from the flow's. {pool.sent:,} were sent, each "
-                f"once (check, warm-ups, runs, profile); {len(pool.tokens):,} were left over."
+                f"then issued {pool.issued:,} refresh tokens ({pool.mint_seconds:.1f} s) "
+                "through Frontdesk's own code and token grant (`Grants.issue_code`, "
+                "`Grants.redeem_code`), each in a family of its own with the flow's client, "
+                "customer and scope: two per connection for each load to start from. Each "
+                "grant's answer gave a later request its refresh token, as a client "
+                f"refreshes; {pool.sent:,} refresh tokens were sent, each once (check, "
+                "warm-ups, runs, profile)."
             )
         now = source_state()
         if now != self.source:

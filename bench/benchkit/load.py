@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import resource
 import time
@@ -29,8 +28,9 @@ from benchkit.servers import BENCH, Environment, Running, TokenPool
 from benchkit.systems import Scenario
 
 WRK_GRACE = 30.0
-# The refresh rate a token pool is sized for before any run has measured one.
-FIRST_GUESS_PER_WORKER = 2500.0
+# Refresh tokens a refresh run starts from, per connection: one for its first request, and
+# a spare for a grant refused on the way (wrk/refresh.lua).
+TOKENS_PER_CONNECTION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,23 +74,17 @@ class Plan:
     env: dict[str, str]
     workers: int = 1
     pool: TokenPool | None = None
-    tokens_per_second: float = 0.0  # refresh: the fastest rate seen, to size the pool
 
-    def prepare(self, seconds: float, connections: int) -> None:
-        """Before a run: enough unspent tokens for it, written where refresh.lua reads."""
-        if self.pool is None:
-            return
-        rate = self.tokens_per_second or FIRST_GUESS_PER_WORKER * self.workers
-        # Half as much again as the fastest rate, and one per connection still in flight.
-        self.pool.ensure(math.ceil(rate * seconds * 1.5) + 2 * connections)
-        self.pool.write(Path(self.env["BENCH_TOKENS_FILE"]))
+    def prepare(self, connections: int) -> None:
+        """Before a run: fresh refresh tokens to start from, where refresh.lua reads them.
+        Each run starts afresh: the last grants of a run are cut off unanswered."""
+        if self.pool is not None:
+            tokens = Path(self.env["BENCH_TOKENS_FILE"])
+            self.pool.hand_out(TOKENS_PER_CONNECTION * connections, tokens)
 
-    def settle(self, report: dict[str, Any], seconds: float) -> None:
-        if self.pool is None:
-            return
-        threads = int(self.env["BENCH_THREADS"])
-        self.pool.spent([int(report[f"sent_t{i}"]) for i in range(threads)])
-        self.tokens_per_second = max(self.tokens_per_second, report["requests"] / seconds)
+    def settle(self, report: dict[str, Any]) -> None:
+        if self.pool is not None:
+            self.pool.sent += int(report["tokens_sent"])
 
 
 def make_plan(
@@ -174,10 +168,10 @@ def measure(
     args = env.args
     cpus = env.load_cpus(running.server)
     if args.warmup > 0:
-        plan.prepare(args.warmup, args.connections)
+        plan.prepare(args.connections)
         warm, _, _ = wrk(plan, env, cpus, args.warmup)
-        plan.settle(warm, args.warmup)
-    plan.prepare(args.duration, args.connections)
+        plan.settle(warm)
+    plan.prepare(args.connections)
     postgres = running.server.database == "postgres"
     sessions_before = env.databases.postgres_sessions() if postgres else 0
     backends = env.databases.name_marker() if postgres else None
@@ -200,7 +194,7 @@ def measure(
     postgres_cpu = (live + reaped) / args.duration
     sessions = env.databases.postgres_sessions() - sessions_before if postgres else None
     (env.run_dir / f"wrk-{scenario.key}-r{round_number}.txt").write_text(output)
-    plan.settle(report, args.duration)
+    plan.settle(report)
     memory = memory_of(running.pid)
     seconds = report["duration_us"] / 1e6
     socket_errors = sum(

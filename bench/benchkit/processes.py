@@ -157,7 +157,7 @@ class Memory:
 def memory_of(pid: int) -> Memory:
     pids = process_tree(pid)
     rss = {p: _rss_mb(p) for p in pids}
-    # uvicorn's workers are multiprocessing children of the supervisor.
+    # uvicorn's and Granian's workers are multiprocessing children of the supervisor.
     workers = [p for p in pids if "spawn_main" in _cmdline(p)] or [pid]
     return Memory(sum(rss.values()), max(rss.get(p, 0.0) for p in workers), len(pids))
 

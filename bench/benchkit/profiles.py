@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -22,6 +23,8 @@ _LINE_NUMBER = re.compile(r":\d+\)$")
 _OURS = ("(frontdesk/", "(frontdesk_bench_tools")
 _ENTRY = ("(frontdesk/cli.py)", "(frontdesk/operations.py)", "(frontdesk/__main__.py)")
 _THREAD_ROOT = "_bootstrap (threading.py)"
+# py-spy's raw format names each process of a stack as `process PID:"command line";`.
+_PROCESSES = re.compile(r'^(?:process \d+:".*?"(?:;|$))+')
 
 Shares = list[tuple[str, float]]
 
@@ -63,6 +66,9 @@ def summarise(scenario: str, path: Path, top: int) -> Profile:
         if not stack or not count_text.isdigit():
             continue
         count = int(count_text)
+        # With --subprocesses each stack starts with its processes, whose command lines
+        # may hold parentheses and semicolons too.
+        stack = _PROCESSES.sub("", stack)
         frames = [_frame(frame) for frame in stack.split(";") if "(" in frame]
         if not frames:
             continue
@@ -100,14 +106,15 @@ def profile(env: Environment, scenario: Scenario, running: Running, plan: Plan) 
     args = env.args
     seconds = args.profile_seconds
     load_seconds = seconds + 3
-    plan.prepare(load_seconds, args.connections)
+    plan.prepare(args.connections)
     out = env.run_dir / f"profile-{scenario.key}.collapsed"
     log = env.run_dir / f"profile-{scenario.key}-wrk.txt"
     command = wrk_command(plan, args, env.load_cpus(running.server), load_seconds)
     pyspy = [str(env.bench_python.parent / "py-spy"), "record", "--pid", str(running.pid)]
     pyspy += ["--duration", str(seconds), "--rate", str(RATE), "--gil"]
     pyspy += ["--format", "raw", "--output", str(out)]
-    if running.server.workers > 1:
+    if running.processes > 1:
+        # The workers are the supervisor's children: Granian has one even for one worker.
         pyspy.append("--subprocesses")
     say(f"profiling {scenario.key} with py-spy for {seconds}s")
     with log.open("wb") as output:
@@ -126,10 +133,7 @@ def profile(env: Environment, scenario: Scenario, running: Running, plan: Plan) 
             except subprocess.TimeoutExpired:
                 load.kill()
                 load.wait()
-    if plan.pool is not None:
-        try:
-            plan.settle(parse_report(log.read_text()), load_seconds)
-        except (BenchError, KeyError, ValueError):
-            # Without wrk's count, every token offered counts as spent: none is reused.
-            plan.pool.tokens.clear()
+    # The tokens handed to this load are spent whatever it reports; only the count is lost.
+    with contextlib.suppress(BenchError, KeyError, ValueError):
+        plan.settle(parse_report(log.read_text()))
     return summarise(scenario.key, out, args.profile_top) if out.exists() else None

@@ -9,95 +9,22 @@ import json
 import os
 import platform
 import shlex
-import statistics
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from benchkit.load import Measurement
 from benchkit.messages import HANDSHAKE_VERSION
 from benchkit.processes import BenchError, Quiet, run
 from benchkit.profiles import Profile
+from benchkit.rows import Row, per
 from benchkit.servers import BENCH, Environment, Running
-from benchkit.systems import BATCH, SERVER_BY_KEY, Scenario, Server
+from benchkit.systems import BATCH
+from benchkit.targets import ceiling_scaling, scaling_bounds, targets
 
 # Other CPU use (cores) during a run above which its figures count as disturbed.
 DISTURBED = 0.15
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    scenario: Scenario
-    runs: list[Measurement]
-
-    @property
-    def server(self) -> Server:
-        return SERVER_BY_KEY[self.scenario.server]
-
-    @property
-    def rps(self) -> float:
-        return statistics.median(m.rps for m in self.runs)
-
-    @property
-    def low(self) -> float:
-        return min(m.rps for m in self.runs)
-
-    @property
-    def high(self) -> float:
-        return max(m.rps for m in self.runs)
-
-    @property
-    def p50(self) -> float:
-        return statistics.median(m.p50_ms for m in self.runs)
-
-    @property
-    def p99(self) -> float:
-        return statistics.median(m.p99_ms for m in self.runs)
-
-    @property
-    def rss(self) -> float:
-        return self.runs[-1].rss_worker_mb
-
-    @property
-    def server_cpu(self) -> float:
-        return statistics.median(m.server_cpu for m in self.runs)
-
-    @property
-    def cpu_us(self) -> float:
-        """Server CPU time per request, in µs, from the medians (as the table prints it)."""
-        return self.server_cpu / self.rps * 1e6
-
-    @property
-    def other_cpu(self) -> float:
-        return statistics.median(m.other_cpu for m in self.runs)
-
-    @property
-    def postgres_cpu(self) -> float:
-        return statistics.median(m.postgres_cpu for m in self.runs)
-
-    @property
-    def wrk_cpu(self) -> float:
-        return statistics.median(m.wrk_cpu for m in self.runs)
-
-    @property
-    def errors(self) -> int:
-        return sum(m.errors + m.socket_errors for m in self.runs)
-
-    @property
-    def pg_sessions_per_second(self) -> float | None:
-        found = [m.pg_sessions / m.seconds for m in self.runs if m.pg_sessions is not None]
-        return statistics.median(found) if found else None
-
-
-def rows_of(scenarios: Sequence[Scenario], measurements: Sequence[Measurement]) -> list[Row]:
-    rows = []
-    for scenario in scenarios:
-        runs = [m for m in measurements if m.scenario == scenario.key]
-        if runs:
-            rows.append(Row(scenario, runs))
-    return rows
 
 
 def _n(value: float) -> str:
@@ -109,7 +36,17 @@ def _ms(value: float) -> str:
 
 
 def _x(value: float, base: float) -> str:
-    return f"×{value / base:.2f}" if base > 0 else "-"
+    ratio = per(value, base)
+    return "-" if ratio is None else f"×{ratio:.2f}"
+
+
+def _share(value: float, base: float) -> str:
+    ratio = per(value, base)
+    return "-" if ratio is None else f"{ratio:.3f}"
+
+
+def _us(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f} µs"
 
 
 def results_table(rows: Sequence[Row], ceiling: Row) -> list[str]:
@@ -122,11 +59,11 @@ def results_table(rows: Sequence[Row], ceiling: Row) -> list[str]:
     for row in rows:
         lines.append(
             f"| {row.scenario.label} | {row.server.label} "
-            f"| **{_n(row.rps)}** ({_n(row.low)}–{_n(row.high)}) | {row.rps / ceiling.rps:.3f} "
+            f"| **{_n(row.rps)}** ({_n(row.low)}–{_n(row.high)}) | {_share(row.rps, ceiling.rps)} "
             f"| {_ms(row.p50)} ({_x(row.p50, ceiling.p50)}) "
             f"| {_ms(row.p99)} ({_x(row.p99, ceiling.p99)}) "
             f"| {row.rss:.0f} ({_x(row.rss, ceiling.rss)}) "
-            f"| {row.server_cpu:.0%} ({row.server_cpu / row.rps * 1e6:,.0f} µs) "
+            f"| {row.server_cpu:.0%} ({_us(row.cpu_us)}) "
             f"| {row.other_cpu:.0%} | {row.errors} |"
         )
     return lines
@@ -142,147 +79,11 @@ def servers_table(running: Sequence[Running], rows: Sequence[Row]) -> list[str]:
         final = max(last, key=lambda m: m.measured_at) if last else None
         after = f"{final.rss_worker_mb:.0f}" if final else "-"
         total = f"{final.rss_total_mb:.0f}" if final else "-"
-        processes = server.server.workers + (1 if server.server.workers > 1 else 0)
         lines.append(
-            f"| {server.server.label} | {processes} | {server.rss_at_start_mb:.0f} "
+            f"| {server.server.label} | {server.processes} | {server.rss_at_start_mb:.0f} "
             f"| {after} | {total} |"
         )
     return lines
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    name: str
-    measured: str
-    met: bool
-
-
-def round_ratios(top: Row, bottom: Row) -> str:
-    """The ratio's range over the rounds, each round's figure over the same round's: when
-    the host's own noise moves a ratio across its target, this shows it."""
-    bottoms = {m.round: m.rps for m in bottom.runs}
-    ratios = [m.rps / bottoms[m.round] for m in top.runs if bottoms.get(m.round)]
-    if len(ratios) < 2:
-        return ""
-    return f" (rounds {min(ratios):.1%}–{max(ratios):.1%})"
-
-
-def round_cpu_ratios(top: Row, bottom: Row) -> str:
-    """``top``'s server CPU per request over ``bottom``'s, round by round."""
-    bottoms = {m.round: m.server_cpu / m.rps for m in bottom.runs if m.rps}
-    ratios = [
-        (m.server_cpu / m.rps) / bottoms[m.round]
-        for m in top.runs
-        if m.rps and bottoms.get(m.round)
-    ]
-    if len(ratios) < 2:
-        return ""
-    return f" (rounds {min(ratios):.2f}–{max(ratios):.2f}×)"
-
-
-def targets(rows: dict[str, Row]) -> list[Target]:
-    """Issues 6 and 21's targets, each computed from figures of this run."""
-    found: list[Target] = []
-    ceiling, guest = rows.get("ceiling"), rows.get("guest-call")
-    if ceiling and guest:
-        ratio = guest.rps / ceiling.rps
-        measured = f"{ratio:.1%}{round_ratios(guest, ceiling)}"
-        found.append(Target("guest tools/call ≥ 50% of the ceiling", measured, ratio >= 0.5))
-        for key, factor, what in (
-            ("mcp-python", 6, "the Python SDK, stateless JSON"),
-            ("mcp-python-2026", 6, "the Python SDK, 2026-07-28 mode"),
-            ("mcp-typescript", 5, "the TS SDK"),
-        ):
-            other = rows.get(key)
-            if other:
-                times = guest.rps / other.rps
-                name = f"guest tools/call ≥ {factor}× {what}"
-                found.append(Target(name, f"{times:.2f}×", times >= factor))
-    modern, sdk_modern = rows.get("guest-call-2026"), rows.get("mcp-python-2026")
-    if guest and modern:
-        # Issue 21: no more CPU per request than the 2025 call, within the ±5% noise that
-        # separates two rows of one run on this bench (bench/README.md).
-        cost = modern.cpu_us / guest.cpu_us
-        name = "guest tools/call at 2026-07-28: server CPU per request ≤ 1.05× the 2025 call's"
-        measured = (
-            f"{cost:.2f}× ({modern.cpu_us:.0f} against {guest.cpu_us:.0f} µs)"
-            f"{round_cpu_ratios(modern, guest)}"
-        )
-        found.append(Target(name, measured, cost <= 1.05))
-    if modern and sdk_modern:
-        times = modern.rps / sdk_modern.rps
-        name = "guest tools/call at 2026-07-28 ≥ 6× the Python SDK, 2026-07-28 mode"
-        found.append(Target(name, f"{times:.2f}×", times >= 6))
-    bearer = rows.get("bearer-pg")
-    if ceiling and bearer:
-        ratio = bearer.rps / ceiling.rps
-        name = "signed-in tools/call on PostgreSQL ≥ 35% of the ceiling"
-        found.append(Target(name, f"{ratio:.1%}{round_ratios(bearer, ceiling)}", ratio >= 0.35))
-    batch = rows.get("guest-batch")
-    if guest and batch:
-        cost = guest.rps / (batch.rps * BATCH)
-        name = f"a batch of {BATCH} costs ≤ 1/3 per request of {BATCH} single requests"
-        found.append(Target(name, f"{cost:.2f} per call", cost <= 1 / 3))
-    for key in ("guest-call", "bearer-pg"):
-        row = rows.get(key)
-        if row:
-            name = f"p99 ≤ 10 ms: {row.scenario.label}, {row.server.label}"
-            found.append(Target(name, f"{row.p99:.1f} ms", row.p99 <= 10))
-    frontdesk = [row for row in rows.values() if row.server.kind == "frontdesk"]
-    if frontdesk:
-        worst = max(frontdesk, key=lambda row: row.rss)
-        measured = f"largest: {worst.rss:.0f} MB ({worst.server.label})"
-        found.append(Target("RSS ≤ 80 MB per worker after the run", measured, worst.rss <= 80))
-    for one, two in SCALING_PAIRS:
-        single, double = rows.get(one), rows.get(two)
-        if single and double:
-            times = double.rps / single.rps
-            name = f"2 workers ≥ 1.6× one worker: {single.scenario.label}, PostgreSQL"
-            found.append(Target(name, f"{times:.2f}×", times >= 1.6))
-    for key in ("refresh-pg", "refresh-pg-2w"):
-        row = rows.get(key)
-        if row:
-            per_worker = row.rps / row.server.workers
-            name = f"refresh grants on PostgreSQL ≥ 1,000/s per worker ({row.server.label})"
-            found.append(Target(name, f"{per_worker:,.0f}/s per worker", per_worker >= 1000))
-    return found
-
-
-SCALING_PAIRS = (("guest-call-pg", "guest-call-pg-2w"), ("bearer-pg", "bearer-pg-2w"))
-
-
-@dataclass(frozen=True, slots=True)
-class ScalingBound:
-    """The most 2 workers could give over 1 on two cores that wrk shares, were a request to
-    cost each worker no more than it cost the single worker on a core of its own."""
-
-    label: str
-    server_us: float  # 1 worker's CPU per request
-    wrk_us: float  # wrk's CPU per request in the 2-worker runs, taken from the same 2 cores
-
-    @property
-    def times(self) -> float:
-        # 1 worker: 1 core / server_us. 2 workers: 2 cores / (server_us + wrk_us).
-        return 2 * self.server_us / (self.server_us + self.wrk_us)
-
-
-def scaling_bounds(rows: dict[str, Row]) -> list[ScalingBound]:
-    found = []
-    for one, two in SCALING_PAIRS:
-        single, double = rows.get(one), rows.get(two)
-        if single and double:
-            server_us = single.server_cpu / single.rps * 1e6
-            wrk_us = double.wrk_cpu / double.rps * 1e6
-            found.append(ScalingBound(single.scenario.label, server_us, wrk_us))
-    return found
-
-
-def ceiling_scaling(rows: dict[str, Row]) -> float | None:
-    """2 workers ÷ 1 worker for the bare-ASGI ceiling: what this machine allows at all."""
-    single, double = rows.get("ceiling"), rows.get("ceiling-2w")
-    if single is None or double is None:
-        return None
-    return double.rps / single.rps
 
 
 def source_state() -> str:
@@ -335,7 +136,7 @@ def machine_facts(
     fd, bench = env.frontdesk_python, env.bench_python
     stack = ", ".join(
         f"{name} {version(fd, name)}"
-        for name in ("uvicorn", "uvloop", "httptools", "sqlalchemy", "asyncpg", "aiosqlite")
+        for name in ("granian", "uvloop", "sqlalchemy", "asyncpg", "aiosqlite")
     )
     return [
         ("CPU", f"{cpu}, {os.cpu_count()} cores"),
@@ -442,7 +243,7 @@ def render(report: Report) -> str:
         "",
     ]
     guest, batch = by_key.get("guest-call"), by_key.get("guest-batch")
-    if guest and batch:
+    if guest and batch and guest.rps > 0 and batch.rps > 0:
         calls = batch.rps * BATCH
         lines += [
             f"Batches of {BATCH}: {_n(batch.rps)} requests/s = **{_n(calls)} tool calls/s**; "
@@ -520,15 +321,15 @@ def standard_notes(rows: Sequence[Row]) -> list[str]:
         "pair). Under load only the status is checked: wrk counts non-2xx answers as errors. "
         "Bearer loads send the 32 customers' tokens in turn, so concurrent calls carry "
         "different tokens.",
-        "Frontdesk runs as shipped: `frontdesk serve` (uvicorn, uvloop, httptools), access "
+        "Frontdesk runs as shipped: `frontdesk serve` (Granian, uvloop), access "
         "log on (JSON lines to a file), metrics and rate limits on. The bench companies set "
         "a per-caller limit of 100,000,000/minute: the limiter still counts every request, "
         "but the one load generator (one address, or 32 customers) is never refused.",
         "The MCP Python SDK runs its `MCPServer` app from `streamable_http_app(stateless_http="
-        "True, json_response=True)` on the same uvicorn, uvloop and httptools. Requests with "
-        f"`MCP-Protocol-Version: {HANDSHAKE_VERSION}` take its stateless path (a transport "
-        "and server session per request); 2026-07-28 requests (header and `params._meta` "
-        "envelope) take its per-request path.",
+        "True, json_response=True)` on uvicorn, uvloop and httptools, as the ceiling. "
+        f"Requests with `MCP-Protocol-Version: {HANDSHAKE_VERSION}` take its stateless path "
+        "(a transport and server session per request); 2026-07-28 requests (header and "
+        "`params._meta` envelope) take its per-request path.",
         "The TS SDK runs as its stateless example does: its Express app, a new `McpServer` "
         "and `StreamableHTTPServerTransport({sessionIdGenerator: undefined, "
         "enableJsonResponse: true})` per request (a stateless transport cannot be reused).",

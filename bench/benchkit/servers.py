@@ -16,11 +16,12 @@ from urllib.parse import urlsplit
 import httpx
 
 from benchkit.processes import BenchError, Processes, free_port, memory_of, pin, run, say
-from benchkit.signin import SignedIn
+from benchkit.signin import REDIRECT_URI, SignedIn
 from benchkit.systems import Database, Server
 
 BENCH = Path(__file__).resolve().parent.parent
 START_TIMEOUT = 60.0
+MINT_TIMEOUT = 120.0
 
 
 @dataclass
@@ -136,6 +137,8 @@ class Running:
     pid: int
     port: int
     rss_at_start_mb: float = 0.0
+    # Counted once started: a supervisor (Granian's, even for one worker) and its workers.
+    processes: int = 1
 
     @property
     def base_url(self) -> str:
@@ -172,7 +175,8 @@ def start_server(env: Environment, server: Server) -> Running:
     running = Running(server, pid, port)
     _wait_until_up(env, running, log)
     time.sleep(0.5)  # let the workers finish starting before memory is read
-    running.rss_at_start_mb = memory_of(pid).worker_mb
+    memory = memory_of(pid)
+    running.rss_at_start_mb, running.processes = memory.worker_mb, memory.processes
     return running
 
 
@@ -200,11 +204,14 @@ def _wait_until_up(env: Environment, running: Running, log: Path) -> None:
 
 @dataclass
 class TokenPool:
-    """Unspent refresh tokens in one database. The refresh load runs one wrk thread, so
-    the tokens a run sends are always the first ones of the file it was given."""
+    """Unspent refresh tokens in one database, issued through Frontdesk's own grant code
+    (mint_refresh_tokens.py) for the customer and client a sign-in over HTTP made. A load
+    needs only the tokens it starts from: each grant it sends answers with the next one
+    (wrk/refresh.lua)."""
 
     env: Environment
     database: Database
+    tenant: str
     signed_in: SignedIn
     tokens: list[str] = field(default_factory=list)
     issued: int = 0
@@ -218,11 +225,16 @@ class TokenPool:
         out = self.env.run_dir / "minted.txt"
         command = [str(self.env.frontdesk_python), str(BENCH / "mint_refresh_tokens.py")]
         command += ["--database-url", self.env.databases.url(self.database)]
-        command += ["--like-access-token", self.signed_in.access_token]
+        command += ["--tenant", self.tenant, "--redirect-uri", REDIRECT_URI]
         command += ["--count", str(missing), "--out", str(out)]
-        summary = json.loads(
-            run(command, timeout=600, env=self.env.frontdesk_env(self.database, 0))
+        # The sign-in to copy, by its access token: on stdin, never on a command line.
+        minted = run(
+            command,
+            timeout=MINT_TIMEOUT,
+            env=self.env.frontdesk_env(self.database, 0),
+            input=self.signed_in.access_token + "\n",
         )
+        summary = json.loads(minted)
         self.tokens += out.read_text().split()
         out.unlink()
         self.issued += missing
@@ -230,15 +242,13 @@ class TokenPool:
         say(f"issued {missing:,} refresh tokens in {summary['seconds']}s")
 
     def take(self) -> str:
+        self.ensure(1)
         self.sent += 1
         return self.tokens.pop(0)
 
-    def write(self, path: Path) -> None:
-        path.write_text("".join(token + "\n" for token in self.tokens))
-
-    def spent(self, by_thread: list[int]) -> None:
-        """Drop what wrk sent: thread i of n took lines i, i+n, ... of the file, in order."""
-        stride = len(by_thread)
-        gone = {i + k * stride for i, sent in enumerate(by_thread) for k in range(sent)}
-        self.sent += sum(by_thread)
-        self.tokens = [token for index, token in enumerate(self.tokens) if index not in gone]
+    def hand_out(self, count: int, path: Path) -> None:
+        """``count`` tokens written to ``path`` for a load, and never offered again: the
+        load sends some, and which is not worth knowing."""
+        self.ensure(count)
+        handed, self.tokens = self.tokens[:count], self.tokens[count:]
+        path.write_text("".join(token + "\n" for token in handed))
