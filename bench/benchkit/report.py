@@ -262,7 +262,7 @@ def render(report: Report) -> str:
     found = targets(by_key)
     if found:
         lines += [
-            "## Targets (issues 6 and 21)",
+            "## Targets (issues 6, 21 and 22)",
             "",
             "| target | measured | met |",
             "|---|---|:-:|",
