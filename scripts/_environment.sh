@@ -1,5 +1,6 @@
 # Sourced by the other scripts: makes .venv with the project and its test tools installed,
-# reinstalling only when pyproject.toml changed since the last install.
+# every dependency as requirements/test.lock pins it (hashes checked; scripts/lock writes
+# it), reinstalling only when the lock or pyproject.toml changed since the last install.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -14,11 +15,12 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 stamp=".venv/.frontdesk-installed"
-wanted="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+wanted="$(cat pyproject.toml requirements/test.lock | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   echo "Installing Frontdesk and its test tools into .venv ..." >&2
   .venv/bin/python -m pip install --quiet --upgrade pip >&2
-  .venv/bin/python -m pip install --quiet -e ".[test]" >&2
+  .venv/bin/python -m pip install --quiet --require-hashes -r requirements/test.lock >&2
+  .venv/bin/python -m pip install --quiet --no-deps -e . >&2
   echo "$wanted" > "$stamp"
 fi
 export PATH="$root/.venv/bin:$PATH"
