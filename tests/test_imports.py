@@ -20,11 +20,9 @@ from frontdesk.store.database import Database
 
 # Migrations (`frontdesk serve` runs them before serving), the HTML pages' templates (loaded
 # on the first page), the companies file's YAML and its schema checks (`companies apply`),
-# SQLAlchemy's PostgreSQL dialect on SQLite, and SQLAlchemy's ORM, which its asyncio
-# extension would import (store.engine stands in for the extension).
+# and SQLAlchemy's PostgreSQL dialect on SQLite. (SQLAlchemy's ORM is loaded: its asyncio
+# extension, which the store uses, imports it.)
 NOT_NEEDED_TO_SERVE = (
-    "sqlalchemy.orm",
-    "sqlalchemy.ext.asyncio",
     "alembic",
     "mako",
     "jinja2",

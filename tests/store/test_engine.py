@@ -1,14 +1,15 @@
-"""The store's async engine over SQLAlchemy's own, on both backends' async drivers."""
+"""The repositories' engine (store.database): SQLAlchemy's asyncio engine, and its
+reads without a transaction around each statement."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
 import pytest
-from sqlalchemy import Column, Integer, MetaData, String, Table, insert, select, text
-from sqlalchemy.engine import Connection
+from sqlalchemy import Column, Integer, MetaData, String, Table, insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.store.engine import AsyncEngine, create_async_engine
+from frontdesk.store.database import create_engine, for_reads
 
 metadata = MetaData()
 notes = Table(
@@ -18,7 +19,7 @@ notes = Table(
 
 @pytest.fixture
 async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = create_async_engine(database_url)
+    engine = create_engine(database_url)
     async with engine.begin() as connection:
         await connection.run_sync(metadata.create_all)
     yield engine
@@ -33,10 +34,13 @@ async def stored(engine: AsyncEngine) -> list[str]:
     return [note for (note,) in rows]
 
 
-async def test_a_transaction_that_ends_normally_is_committed(engine: AsyncEngine) -> None:
-    async with engine.begin() as connection:
-        await connection.execute(insert(notes).values(text="kept"))
-    assert await stored(engine) == ["kept"]
+async def test_reads_share_the_pool_and_commit_each_statement(engine: AsyncEngine) -> None:
+    """No BEGIN and ROLLBACK around a read: what a statement writes there is committed."""
+    reads = for_reads(engine)
+    assert reads.sync_engine.pool is engine.sync_engine.pool
+    async with reads.connect() as connection:
+        await connection.execute(insert(notes).values(text="autocommitted"))
+    assert await stored(engine) == ["autocommitted"]
 
 
 async def test_a_transaction_that_raises_is_rolled_back(engine: AsyncEngine) -> None:
@@ -48,40 +52,3 @@ async def test_a_transaction_that_raises_is_rolled_back(engine: AsyncEngine) -> 
     with pytest.raises(LookupError):
         await insert_then_fail()
     assert await stored(engine) == []
-
-
-async def test_a_connection_rolls_back_what_it_did_not_commit(engine: AsyncEngine) -> None:
-    async with engine.connect() as connection:
-        await connection.execute(insert(notes).values(text="uncommitted"))
-    async with engine.connect() as connection:
-        await connection.execute(insert(notes).values(text="committed"))
-        await connection.commit()
-    assert await stored(engine) == ["committed"]
-
-
-async def test_results_are_typed_rows_and_run_sync_gets_the_sync_connection(
-    engine: AsyncEngine,
-) -> None:
-    async with engine.begin() as connection:
-        await connection.execute(insert(notes), [{"text": "a"}, {"text": "b"}])
-        count = await connection.run_sync(
-            lambda sync, table: sync.execute(select(table.c.id)).all(), notes
-        )
-        assert len(count) == 2
-        row = (await connection.execute(text("SELECT 1 + 1"))).one()
-        assert row[0] == 2
-        assert isinstance(connection.sync_connection, Connection)
-
-
-async def test_execution_options_give_the_same_pool_new_options(engine: AsyncEngine) -> None:
-    reads = engine.execution_options(isolation_level="AUTOCOMMIT")
-    assert reads.sync_engine.pool is engine.sync_engine.pool
-    assert reads.dialect is engine.dialect
-    async with reads.connect() as connection:
-        await connection.execute(insert(notes).values(text="autocommitted"))
-    assert await stored(engine) == ["autocommitted"]
-
-
-def test_only_async_drivers_are_accepted() -> None:
-    with pytest.raises(ValueError, match="not an asyncio driver"):
-        create_async_engine("sqlite://")

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from frontdesk.grant_records import AccessRecord
 from frontdesk.store.change_feed import ChangeFeed
-from frontdesk.store.postgres import DatabaseUnavailable, DriverPool
+from frontdesk.store.postgres import AsyncpgPool, DatabaseUnavailable
 
 # Live tokens only: unexpired, unrevoked, of a family not revoked. The tenant is compared
 # by the caller, so one statement serves lookups from several companies.
@@ -82,7 +82,7 @@ Waiters = dict[str, list[tuple[asyncio.Future[AccessRecord | None], str]]]
 
 
 class AccessLookups:
-    def __init__(self, pool: DriverPool, feed: ChangeFeed) -> None:
+    def __init__(self, pool: AsyncpgPool, feed: ChangeFeed) -> None:
         self._pool = pool
         self._feed = feed
         feed.subscribe(self._forget)

@@ -9,9 +9,9 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from frontdesk.store.database import for_reads
-from frontdesk.store.engine import AsyncConnection, AsyncEngine
 from frontdesk.store.moments import as_utc
 from frontdesk.store.tables import audit_events
 

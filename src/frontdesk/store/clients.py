@@ -8,11 +8,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
 from frontdesk.store.database import for_reads
-from frontdesk.store.engine import AsyncEngine
 from frontdesk.store.tables import oauth_clients
 
 

@@ -8,9 +8,9 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.store.database import for_reads
-from frontdesk.store.engine import AsyncEngine
 from frontdesk.store.tables import companies
 
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.store.engine import AsyncEngine
 from frontdesk.store.tables import customers
 
 # The sizes of the name and email columns (store/tables.py).

@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
-
-from frontdesk.store.engine import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 if TYPE_CHECKING:
     from frontdesk.store.change_feed import ChangeFeed
-    from frontdesk.store.postgres import DriverPool
+    from frontdesk.store.postgres import AsyncpgPool
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -58,7 +57,7 @@ def create_engine(url: str, pool_size: int = 20) -> AsyncEngine:
     # database restart) fails its next statement instead; that is answered 503
     # (store.outage) and SQLAlchemy then replaces the whole pool. Overflow connections are
     # closed when returned, so the pool holds what a busy worker keeps in use at once.
-    # Statements are planned per run, like the hot ones (store.postgres.SESSION_SETTINGS
+    # Statements are planned per run, like the batched lookup (store.postgres.PLANNED_PER_RUN
     # says why): a code or client lookup must not keep a plan made when its table was empty.
     return create_async_engine(
         url,
@@ -79,24 +78,24 @@ def for_reads(engine: AsyncEngine) -> AsyncEngine:
 
 
 class Database:
-    """One engine per process, shared by every repository; on PostgreSQL also the driver
-    pool for the hot statements (store.postgres)."""
+    """One engine per process, shared by every repository; on PostgreSQL also asyncpg's
+    pools for the hot statements (store.postgres)."""
 
     def __init__(self, url: str, pool_size: int = 20) -> None:
         self.url = url
-        self.driver_pool: DriverPool | None = None
-        self.lookup_pool: DriverPool | None = None
+        self.driver_pool: AsyncpgPool | None = None
+        self.lookup_pool: AsyncpgPool | None = None
         self.grant_changes: ChangeFeed | None = None
         if make_url(url).get_backend_name() == "postgresql":
             from frontdesk.store.change_feed import ChangeFeed
-            from frontdesk.store.postgres import KEYED_STATEMENTS, PLANNED_PER_RUN, DriverPool
+            from frontdesk.store.postgres import KEYED_STATEMENTS, PLANNED_PER_RUN, AsyncpgPool
 
             # The refresh grant's statements get the pool's full size; the batched token
             # lookups (one statement per batch) and SQLAlchemy (sign-ins, registrations,
             # revocations) a quarter each. Connections open only as they are needed.
-            self.driver_pool = DriverPool(url, pool_size, KEYED_STATEMENTS)
+            self.driver_pool = AsyncpgPool(url, pool_size, KEYED_STATEMENTS)
             pool_size = max(2, pool_size // 4)
-            self.lookup_pool = DriverPool(url, pool_size, PLANNED_PER_RUN)
+            self.lookup_pool = AsyncpgPool(url, pool_size, PLANNED_PER_RUN)
             # One listening session, opened with the first signed-in call.
             self.grant_changes = ChangeFeed(url)
         self.engine = create_engine(url, pool_size)

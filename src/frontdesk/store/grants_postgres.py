@@ -17,14 +17,14 @@ from collections.abc import Awaitable
 from datetime import datetime
 
 import orjson
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.grant_records import AccessRecord, IssuedPair, NewTokens, RefreshState
 from frontdesk.store.access_lookups import AccessLookups
 from frontdesk.store.audit import Event
 from frontdesk.store.change_feed import ChangeFeed
-from frontdesk.store.engine import AsyncEngine
 from frontdesk.store.grants import GrantRepository
-from frontdesk.store.postgres import DriverPool
+from frontdesk.store.postgres import AsyncpgPool
 
 # The token, its family, and the pair its latest rotation produced (when there is one).
 FIND_REFRESH = """
@@ -66,7 +66,7 @@ ROTATION_DETAIL = orjson.dumps({"grant": "refresh_token"}).decode()
 
 class PostgresGrantRepository(GrantRepository):
     def __init__(
-        self, engine: AsyncEngine, pool: DriverPool, lookup_pool: DriverPool, feed: ChangeFeed
+        self, engine: AsyncEngine, pool: AsyncpgPool, lookup_pool: AsyncpgPool, feed: ChangeFeed
     ) -> None:
         super().__init__(engine)
         self._pool = pool

@@ -1,4 +1,4 @@
-"""A plain asyncpg pool beside SQLAlchemy's, for the statements on the hot path.
+"""asyncpg's own pool beside SQLAlchemy's, for the statements on the hot path.
 
 Every signed-in MCP call looks its access token up, and every refresh grant spends one
 token and writes the next pair. Through SQLAlchemy's async layer each of those costs
@@ -12,13 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import deque
 from types import TracebackType
+from typing import TYPE_CHECKING, TypeAlias
 
 import asyncpg
 from sqlalchemy.engine import make_url
 
 from frontdesk.store.outage import OUTAGE_SQLSTATES
+
+if TYPE_CHECKING:
+    from asyncpg.pool import PoolConnectionProxy
+
+    # asyncpg's pool of connections that yield its plain records, and one lent by it.
+    Pool: TypeAlias = asyncpg.Pool[asyncpg.Record]
+    Connection: TypeAlias = PoolConnectionProxy[asyncpg.Record]
 
 
 class DatabaseUnavailable(ConnectionError):
@@ -45,8 +52,9 @@ _LOST_CONNECTION = (
 def _as_outage(error: BaseException, connection_lost: bool = False) -> DatabaseUnavailable | None:
     """The outage an asyncpg or socket error means, or None for any other error.
 
-    ``connection_lost``: the connection the error came from is closed, so an interface
-    error ("connection is closed") is the server gone, not a bug.
+    ``connection_lost``: the connection (or the pool) the error came from is closed, so an
+    interface error ("connection is closed", "pool is closing") is the server or the
+    process going away, not a bug.
     """
     lost = connection_lost and isinstance(error, asyncpg.InterfaceError)
     if lost or isinstance(error, _LOST_CONNECTION):
@@ -60,9 +68,8 @@ def _as_outage(error: BaseException, connection_lost: bool = False) -> DatabaseU
 
 # asyncpg prepares each statement once per connection, and after five runs PostgreSQL may
 # keep one generic plan for it, costed on the table sizes of that moment. Prepared while a
-# table was small, a plan kept its sequential scan once the table had grown: a primary-key
-# lookup went from 0.14 to 3.8 ms, the batched access-token lookup from 0.3 to 20 ms.
-# Each pool's sessions are set so that cannot happen:
+# table was small, a plan kept its sequential scan once the table had grown (docs/design.md
+# has the figures). Each pool's sessions are set so that cannot happen:
 #
 # Statements that find rows by key (the refresh grant's) keep their generic plans, which
 # spare the server a planning per run, with sequential scans ruled out: every table they
@@ -73,121 +80,101 @@ KEYED_STATEMENTS = {"enable_seqscan": "off"}
 # enough to keep its generic plan from going stale.
 PLANNED_PER_RUN = {"plan_cache_mode": "force_custom_plan"}
 
+# Every wait is bounded, and each bound ends in DatabaseUnavailable (a 503 the client may
+# retry). A hot statement takes a fraction of a millisecond and waits at most for a row
+# lock held by another grant's short transaction, so a statement still running after
+# COMMAND_SECONDS means a stalled server. ACQUIRE_SECONDS covers queueing for a busy
+# connection and opening a new one, CONNECT_SECONDS the opening alone (TCP, TLS, start-up).
+CONNECT_SECONDS = 5.0
+ACQUIRE_SECONDS = 10.0
+COMMAND_SECONDS = 10.0
+CLOSE_SECONDS = 5.0
+# A connection left idle this long is closed: the extra connections a burst opened, each
+# a backend process on the server, do not stay open for good.
+IDLE_SECONDS = 300.0
 
-class DriverPool:
-    """Up to ``max_size`` asyncpg connections, each lent to one statement at a time.
 
-    Smaller than asyncpg's own pool because it does less: these statements change no
-    session state, so a connection goes back without a reset query, and lending and
-    returning one are a list pop and append (asyncpg's release runs in a shielded task of
-    its own). Connections open on demand (none in a process that never runs a hot
-    statement), and more only while borrowers queue for the busy ones. A connection whose
-    statement raised is closed rather than lent again, since it may be midway through the
-    exchange.
+async def _keep_session(_connection: asyncpg.Connection[asyncpg.Record]) -> None:
+    """Given back to the pool as it is: these statements change no session state (no SET,
+    LISTEN, cursor or advisory lock), so asyncpg's reset query would be a round trip per
+    statement for nothing. asyncpg still rolls back a transaction left open."""
+
+
+class AsyncpgPool:
+    """asyncpg's pool of up to ``max_size`` connections, made on first use.
+
+    Made in the event loop that uses it (asyncpg binds a pool to its loop), with no
+    connection opened until a statement needs one: a process that never runs a hot
+    statement opens none. Borrowing maps an outage to DatabaseUnavailable, and a
+    connection whose statement raised is closed rather than lent again, since asyncpg may
+    still be midway through the exchange (during a server shutdown it is: the next borrower
+    would find "another operation is in progress"). These statements fail rarely enough
+    that a reconnect is cheap.
     """
-
-    # A statement takes a fraction of a millisecond and opening a connection several, and
-    # each open connection holds memory here and a backend process on the server: a busy
-    # connection is waited for until this many borrowers queue per open connection.
-    WAITERS_BEFORE_GROWING = 4
 
     def __init__(self, url: str, max_size: int, session_settings: dict[str, str]) -> None:
         self._dsn = driver_dsn(url)
         self._max_size = max_size
         self._session_settings = session_settings
-        self._idle: list[asyncpg.Connection] = []
-        # Connections open, lent out or being opened: never more than max_size.
-        self._slots_taken = 0
-        # Borrowers waiting for a connection; a waiter woken with None owns a free slot
-        # and opens a connection of its own.
-        self._waiters: deque[asyncio.Future[asyncpg.Connection | None]] = deque()
+        self._pool: Pool | None = None
+        self._making = asyncio.Lock()
         self._closed = False
 
     def connection(self) -> Borrowed:
-        """``async with pool.connection() as connection:``; a lost or refused server is
-        raised as DatabaseUnavailable."""
+        """``async with pool.connection() as connection:``; a lost, stalled or refused
+        server is raised as DatabaseUnavailable."""
         return Borrowed(self)
 
-    async def _acquire(self) -> asyncpg.Connection:
-        if self._closed:
-            raise DatabaseUnavailable("the connection pool is closed")
-        while self._idle:
-            connection = self._idle.pop()
-            if not connection.is_closed():
-                return connection
-            self._slots_taken -= 1
-        if self._slots_taken < self._max_size and (
-            len(self._waiters) >= self._slots_taken * self.WAITERS_BEFORE_GROWING
-        ):
-            self._slots_taken += 1
-            return await self._open()
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            connection = await waiter
-        except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
-                # Handed a connection (or a slot) just as the wait was cancelled: pass it on.
-                self._give_back(waiter.result())
-            raise
-        return connection if connection is not None else await self._open()
-
-    async def _open(self) -> asyncpg.Connection:
-        """Open a connection into a slot already taken; the slot is freed if that fails."""
-        try:
-            return await asyncpg.connect(self._dsn, server_settings=self._session_settings)
-        except BaseException:
-            self._give_back(None)
-            raise
-
-    def _release(self, connection: asyncpg.Connection, error: BaseException | None) -> None:
-        # Lent again only after a statement that ended cleanly: after any error, even one
-        # the server sent, asyncpg may still be midway through the exchange (during a
-        # server shutdown it is), and the next borrower would find "another operation is
-        # in progress". These statements fail rarely enough that a reconnect is cheap.
-        if self._closed or error is not None or connection.is_closed():
-            connection.terminate()
-            self._give_back(None)
-            return
-        self._give_back(connection)
-
-    def _give_back(self, connection: asyncpg.Connection | None) -> None:
-        """Hand a connection, or the slot of one closed, to the first waiter still waiting."""
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(connection)
-                return
-        if connection is None:
-            self._slots_taken -= 1
-        else:
-            self._idle.append(connection)
+    async def ready(self) -> Pool:
+        """The pool, made on first use."""
+        async with self._making:
+            if self._closed:
+                raise DatabaseUnavailable("the connection pool is closed")
+            if self._pool is None:
+                # asyncpg's statement cache stays as it is (100 per connection): each hot
+                # statement is prepared once per connection and reused.
+                self._pool = await asyncpg.create_pool(
+                    self._dsn,
+                    min_size=0,
+                    max_size=self._max_size,
+                    max_inactive_connection_lifetime=IDLE_SECONDS,
+                    reset=_keep_session,
+                    timeout=CONNECT_SECONDS,
+                    command_timeout=COMMAND_SECONDS,
+                    server_settings=self._session_settings,
+                )
+            return self._pool
 
     async def close(self) -> None:
-        self._closed = True
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_exception(DatabaseUnavailable("the connection pool is closed"))
-        idle, self._idle = self._idle, []
-        for connection in idle:
-            self._slots_taken -= 1
-            with contextlib.suppress(Exception):
-                await connection.close(timeout=5)
+        """Close every connection once it is given back, within CLOSE_SECONDS; then any
+        still lent are cut off, and their borrowers get DatabaseUnavailable."""
+        async with self._making:
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        # On a timeout asyncpg's close terminates every connection itself.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(pool.close(), CLOSE_SECONDS)
 
 
 class Borrowed:
-    __slots__ = ("_connection", "_pool")
+    __slots__ = ("_connection", "_owner", "_pool")
 
-    def __init__(self, pool: DriverPool) -> None:
+    def __init__(self, owner: AsyncpgPool) -> None:
+        self._owner = owner
+        self._pool: Pool | None = None
+        self._connection: Connection | None = None
+
+    async def __aenter__(self) -> Connection:
+        pool = self._owner._pool
+        if pool is None:
+            pool = await self._owner.ready()
         self._pool = pool
-        self._connection: asyncpg.Connection | None = None
-
-    async def __aenter__(self) -> asyncpg.Connection:
         try:
-            self._connection = await self._pool._acquire()
+            self._connection = await pool.acquire(timeout=ACQUIRE_SECONDS)
         except Exception as error:
-            outage = _as_outage(error)
+            outage = _as_outage(error, connection_lost=pool.is_closing())
             if outage is None:
                 raise
             raise outage from error
@@ -199,12 +186,28 @@ class Borrowed:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        lost = False
-        if self._connection is not None:
-            connection, self._connection = self._connection, None
-            lost = connection.is_closed()
-            self._pool._release(connection, exc)
-        if exc is not None:
-            outage = _as_outage(exc, connection_lost=lost)
-            if outage is not None:
-                raise outage from exc
+        connection, self._connection = self._connection, None
+        if connection is None or self._pool is None:
+            return
+        if exc is None:
+            # The statement's answer stands even if the connection cannot be given back;
+            # asyncpg then terminates it, and opens another when one is next needed.
+            with contextlib.suppress(Exception):
+                await self._pool.release(connection)
+            return
+        lost = _is_closed(connection)
+        # Also when it is closed: a connection the server cut off may not have been given
+        # back to the pool yet, and terminating it does that.
+        with contextlib.suppress(asyncpg.InterfaceError):  # given back already
+            connection.terminate()
+        outage = _as_outage(exc, connection_lost=lost)
+        if outage is not None:
+            raise outage from exc
+
+
+def _is_closed(connection: Connection) -> bool:
+    try:
+        return connection.is_closed()
+    except asyncpg.InterfaceError:
+        # asyncpg takes a connection back from its borrower as soon as it closes.
+        return True

@@ -1,0 +1,76 @@
+"""Token families: the pair of tokens each grant step writes into one, whether one is
+still live, and its revocation with the audit events it records. Each runs in the
+transaction of the grant step that calls it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from frontdesk.grant_records import NewTokens
+from frontdesk.store import audit
+from frontdesk.store.audit import Event
+from frontdesk.store.tables import access_tokens, refresh_tokens, token_families
+
+
+async def insert_pair(
+    connection: AsyncConnection, family_id: int, tokens: NewTokens, now: datetime
+) -> None:
+    await connection.execute(
+        insert(access_tokens).values(
+            token_hash=tokens.access_hash,
+            family_id=family_id,
+            expires_at=tokens.access_expires_at,
+            created_at=now,
+        )
+    )
+    await connection.execute(
+        insert(refresh_tokens).values(
+            token_hash=tokens.refresh_hash,
+            family_id=family_id,
+            expires_at=tokens.refresh_expires_at,
+            created_at=now,
+            access_hash=tokens.access_hash,
+        )
+    )
+
+
+def family_live(family_id: int) -> ColumnElement[bool]:
+    return (
+        select(token_families.c.id)
+        .where(token_families.c.id == family_id, token_families.c.revoked_at.is_(None))
+        .exists()
+    )
+
+
+async def revoke_family_in(
+    connection: AsyncConnection, family_id: int, now: datetime, reason: str
+) -> None:
+    revoked = await connection.execute(
+        update(token_families)
+        .where(token_families.c.id == family_id, token_families.c.revoked_at.is_(None))
+        .values(revoked_at=now)
+        .returning(token_families.c.tenant_key, token_families.c.client_id)
+    )
+    for tenant_key, client_id in revoked.all():
+        if reason == "refresh_token_reuse":
+            await audit.record(
+                connection,
+                tenant_key,
+                Event.REFRESH_REUSE_DETECTED,
+                now,
+                client_id=client_id,
+                family_id=family_id,
+            )
+        await audit.record(
+            connection,
+            tenant_key,
+            Event.FAMILY_REVOKED,
+            now,
+            client_id=client_id,
+            family_id=family_id,
+            reason=reason,
+        )
