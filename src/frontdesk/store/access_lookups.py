@@ -10,8 +10,8 @@ by this process is awaited by the feed before it is answered (``caught_up``). Th
 is compared on every call, against the clock; the row must belong to the company asking.
 
 Any other call goes to PostgreSQL. Under load many calls start in the same turn of the
-event loop (uvicorn starts every request it parsed from one batch of socket reads before
-any of them runs on); each lookup waits for the end of that turn and the lookups gathered
+event loop (the HTTP server hands over every request that arrived together before any of
+them runs on); each lookup waits for the end of that turn and the lookups gathered
 by then go as one statement: one round trip, one statement for the server, one result to
 decode. A lookup joins only a batch not sent yet, so it sees every revocation committed
 before it asked, and a batch's rows are kept only if no notice arrived while it ran.
