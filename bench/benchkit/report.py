@@ -299,10 +299,11 @@ def render(report: Report) -> str:
             f"py-spy, {args.profile_seconds} s at 200 Hz with `--gil` (only samples where "
             "Python runs), on the 1-worker server under the same wrk load as the rounds. "
             "Shares are of the event-loop thread's samples; *incl.* counts a Frontdesk "
-            "function whenever it is on the stack. `RequestResponseCycle.send` is uvicorn's "
-            "two `transport.write` calls per response; on loopback the write also carries the "
-            "bytes to wrk, so the ceiling spends most of its time there too (its profile "
-            "comes first, for comparison).",
+            "function whenever it is on the stack. The ceiling's `RequestResponseCycle.send` "
+            "is uvicorn's two `transport.write` calls per response (on loopback they also "
+            "carry the bytes to wrk). Frontdesk runs on Granian, whose I/O and HTTP parsing "
+            "run in Rust threads these samples do not show: set its profile beside the "
+            "server CPU per request.",
             "",
         ]
         for profile in report.profiles:
