@@ -102,7 +102,9 @@ def signature_is_valid(secret: bytes, timestamp: str, body: bytes, given: str, n
     if abs(now - int(timestamp)) > TOLERANCE_SECONDS:
         return False
     mac = hmac.new(secret, timestamp.encode() + b"." + body, hashlib.sha256)
-    return hmac.compare_digest(f"v1={mac.hexdigest()}", given)
+    # As bytes: compare_digest refuses a str holding anything but ASCII, and a header may
+    # hold any byte (http.server reads headers as Latin-1, which maps every byte back).
+    return hmac.compare_digest(f"v1={mac.hexdigest()}".encode(), given.encode("latin-1"))
 
 
 class ReplayGuard:

@@ -150,6 +150,22 @@ def test_a_call_without_a_valid_signature_is_refused(
     assert response.status_code == 401
 
 
+def test_a_signature_header_with_bytes_beyond_ascii_is_refused_not_dropped(
+    example_backend: ExampleBackend,
+) -> None:
+    """A signature that is not ASCII gets a 401, not a dropped connection."""
+    response = httpx.post(
+        example_backend.url,
+        content=call_body(),
+        headers={
+            "frontdesk-timestamp": str(int(time.time())),
+            "frontdesk-signature": "v1=\u00e9\u00e9".encode(),
+        },
+        timeout=10,
+    )
+    assert response.status_code == 401
+
+
 def test_a_call_signed_with_another_secret_is_refused(example_backend: ExampleBackend) -> None:
     """Only the shared secret signs acceptably."""
     response = post(example_backend.url, call_body(), "some-other-secret-0123456789")
