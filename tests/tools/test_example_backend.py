@@ -158,8 +158,8 @@ def test_a_signature_header_with_bytes_beyond_ascii_is_refused_not_dropped(
         example_backend.url,
         content=call_body(),
         headers={
-            "frontdesk-timestamp": str(int(time.time())),
-            "frontdesk-signature": "v1=\u00e9\u00e9".encode(),
+            b"frontdesk-timestamp": str(int(time.time())).encode(),
+            b"frontdesk-signature": "v1=\u00e9\u00e9".encode(),
         },
         timeout=10,
     )
