@@ -235,3 +235,37 @@ def test_serve_refuses_unsafe_production_settings(
     assert result.exit_code == 1
     assert "unsafe production settings" in result.output
     assert serve.calls == []
+
+
+PRODUCTION_KEY = "a-production-secret-key-of-forty-characters"
+
+
+@pytest.mark.parametrize(
+    ("login", "reason"),
+    [
+        ({"type": "dev"}, "the dev login signs in anyone"),
+        (
+            {
+                "type": "oidc",
+                "issuer": "http://login.example",
+                "client_id": "frontdesk",
+                "client_secret_env": "LOGIN_SECRET",
+            },
+            "the identity provider's issuer must be https",
+        ),
+    ],
+)
+def test_production_refuses_to_apply_a_sign_in_not_fit_for_customers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, login: dict[str, Any], reason: str
+) -> None:
+    """In production a companies file with the dev login or an http issuer applies nothing."""
+    monkeypatch.setenv("FRONTDESK_ENV", "production")
+    monkeypatch.setenv("FRONTDESK_BASE_URL", "https://eu.frontdesk.example")
+    monkeypatch.setenv("FRONTDESK_SECRET_KEYS", PRODUCTION_KEY)
+    company = {"tenant_key": "shop", "name": "Shop", "region": "eu", "signin": {"login": login}}
+    result = run("companies", "apply", str(write(tmp_path / "c.yaml", {"companies": [company]})))
+    assert result.exit_code == 1
+    assert "not for production: shop: " + reason in result.output
+    listed = run("companies", "list")
+    assert listed.exit_code == 0
+    assert listed.output == ""

@@ -146,6 +146,12 @@ def test_a_base_url_loses_its_trailing_slash(base_url: str, kept: str) -> None:
             {"client_documents_on_loopback": True},
             "FRONTDESK_CLIENT_DOCUMENTS_ON_LOOPBACK cannot be on in production",
         ),
+        ({"trusted_proxies": ["0.0.0.0/0"]}, "FRONTDESK_TRUSTED_PROXIES cannot hold every"),
+        ({"trusted_proxies": ["10.0.0.0/8", "::/0"]}, "FRONTDESK_TRUSTED_PROXIES cannot hold"),
+        (
+            {"backend_allowed_networks": ["0.0.0.0/0"]},
+            "FRONTDESK_BACKEND_ALLOWED_NETWORKS cannot hold every address",
+        ),
     ],
 )
 def test_production_refuses_unsafe_settings(values: dict[str, Any], message: str) -> None:
@@ -217,3 +223,13 @@ def test_allowed_hosts_take_names_or_a_subdomain_wildcard_only(host: str) -> Non
 
 def test_allowed_hosts_take_a_subdomain_wildcard() -> None:
     assert Settings(allowed_hosts=["*.example.com"]).allowed_hosts == ["*.example.com"]
+
+
+def test_production_takes_narrow_networks_and_warns_of_any_origin() -> None:
+    """Named networks are fine; CORS '*' is allowed in production but warned of at start."""
+    settings = production(trusted_proxies=["10.0.0.0/8"], backend_allowed_networks=["10.1.0.0/16"])
+    assert [warning.split(":")[0] for warning in settings.production_warnings] == [
+        "FRONTDESK_CORS_ORIGINS is '*'"
+    ]
+    assert production(cors_origins=["https://app.example"]).production_warnings == []
+    assert Settings().production_warnings == []

@@ -195,6 +195,15 @@ class Settings(BaseModel):
             problems.append("FRONTDESK_SEED_DEMO cannot be on in production")
         if self.client_documents_on_loopback:
             problems.append("FRONTDESK_CLIENT_DOCUMENTS_ON_LOOPBACK cannot be on in production")
+        # A network holding every address turns a guard off rather than widening it: any
+        # client could then pose as a proxy's client (and escape its rate limit), or any
+        # company's backend URL reach the instance's own network.
+        for name, networks in (
+            ("FRONTDESK_TRUSTED_PROXIES", self.trusted_proxies),
+            ("FRONTDESK_BACKEND_ALLOWED_NETWORKS", self.backend_allowed_networks),
+        ):
+            if any(ipaddress.ip_network(item, strict=False).prefixlen == 0 for item in networks):
+                problems.append(f"{name} cannot hold every address (0.0.0.0/0, ::/0) in production")
         if problems:
             raise ConfigurationError("unsafe production settings: " + "; ".join(problems))
         return self
@@ -222,6 +231,22 @@ class Settings(BaseModel):
         if self.seed_demo is not None:
             return self.seed_demo
         return self.env is Environment.DEVELOPMENT
+
+    @property
+    def production_warnings(self) -> list[str]:
+        """Settings production accepts but an operator should have chosen knowingly:
+        ``serve`` logs each at start-up."""
+        if not self.is_production:
+            return []
+        warnings = []
+        if "*" in self.cors_origins:
+            # Allowed, not refused: browser-based MCP clients call from origins no operator
+            # can list in advance, and bearer tokens, not cookies, carry identity.
+            warnings.append(
+                "FRONTDESK_CORS_ORIGINS is '*': any web page may call the endpoints from a"
+                " browser; list the origins of the browser clients you serve to narrow it"
+            )
+        return warnings
 
     @property
     def is_production(self) -> bool:

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.companies.files import apply_companies, read_companies_file
+from frontdesk.companies.production import production_problems
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
-from frontdesk.errors import DatabaseNotReady
+from frontdesk.errors import ConfigurationError, DatabaseNotReady
 from frontdesk.http_server import check_address, serve_http
 from frontdesk.store.audit import AuditEvent, AuditLog
 from frontdesk.store.companies import ApplyOutcome, CompanyRepository
@@ -23,6 +24,8 @@ from frontdesk.store.database import Database
 
 def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
     print(f"Frontdesk ({settings.env.value}, region {settings.region.value})", flush=True)
+    for warning in settings.production_warnings:
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     # A taken address fails before the database is touched.
     check_address(host, port)
     # Migrations and the demo seed run once, here, before any worker starts: workers that
@@ -85,6 +88,13 @@ async def upgrade_database(settings: Settings) -> None:
 
 async def apply_companies_file(settings: Settings, path: Path) -> dict[str, ApplyOutcome]:
     companies = read_companies_file(path)
+    if settings.is_production:
+        problems = [
+            problem for company in companies.companies for problem in production_problems(company)
+        ]
+        if problems:
+            # Nothing is applied: the file is all or nothing.
+            raise ConfigurationError("not for production: " + "; ".join(problems))
     database = await _with_database(settings)
     try:
         return await apply_companies(CompanyRepository(database.engine), companies)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from frontdesk.companies.definition import DevLogin as DevSetup
 from frontdesk.companies.definition import OidcLogin as OidcSetup
 from frontdesk.companies.definition import SigninSetup
+from frontdesk.companies.production import issuer_is_safe
 from frontdesk.config import Settings
 from frontdesk.login.connector import LoginConnector, LoginFailed
 from frontdesk.login.dev import DevLogin
@@ -36,6 +37,9 @@ class LoginConnectors:
                     raise LoginFailed(UNAVAILABLE)
                 return DevLogin(f"{self._settings.issuer(tenant_key)}/login")
             case OidcSetup():
+                if self._settings.is_production and not issuer_is_safe(login.issuer):
+                    # Stored before production refused it at apply (companies.production).
+                    raise LoginFailed(UNAVAILABLE)
                 key = (tenant_key, login.model_dump_json())
                 connector = self._oidc.get(key)
                 if connector is None:

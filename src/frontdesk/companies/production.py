@@ -1,0 +1,34 @@
+"""What a company's definition may not hold where real customers sign in.
+
+A development deployment may use the ``dev`` login (whoever types an address is signed in
+as it) and an identity provider on plain ``http``; production refuses both when a companies
+file is applied, and the login connectors refuse them when a stored company still holds
+them (login.connectors), so an instance never signs a customer in that way.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from frontdesk.companies.definition import CompanyDefinition, DevLogin, OidcLogin
+
+
+def production_problems(company: CompanyDefinition) -> list[str]:
+    """Why ``company`` cannot be served in production, one line each (none: it can)."""
+    signin = company.signin
+    if signin is None:
+        return []
+    login = signin.login
+    if isinstance(login, DevLogin):
+        return [f"{company.tenant_key}: the dev login signs in anyone who types an address"]
+    if isinstance(login, OidcLogin) and not issuer_is_safe(login.issuer):
+        return [
+            f"{company.tenant_key}: the identity provider's issuer must be https"
+            f" ({login.issuer}): its code, tokens and client secret would travel in clear"
+        ]
+    return []
+
+
+def issuer_is_safe(issuer: str) -> bool:
+    """An issuer production talks to: https (OpenID Connect Discovery 1.0, section 3)."""
+    return urlsplit(issuer).scheme == "https"
