@@ -309,6 +309,27 @@ async def test_redis_shares_the_count_between_instances(
     assert (await second.hit(TWO_AN_HOUR, "globex", key)).allowed
 
 
+async def test_a_batch_counts_its_calls_in_redis_and_in_memory(
+    limiters: tuple[RateLimiter, RateLimiter], redis_url: str
+) -> None:
+    """Counting two calls at once uses the allowance of two, with the window's expiry set
+    by that first count, in Redis as in memory."""
+    first, _ = limiters
+    key = caller()
+    assert (await first.hit(TWO_AN_HOUR, "acme", key, calls=2)).allowed
+    assert not (await first.hit(TWO_AN_HOUR, "acme", key)).allowed
+    client = Redis.from_url(redis_url)
+    try:
+        [stored] = [name async for name in client.scan_iter(match=f"frontdesk:rl:*{key}")]
+        assert await client.get(stored) == b"3"
+        assert 0 < await client.ttl(stored) <= HOUR
+    finally:
+        await client.aclose()
+    memory = RateLimiter()
+    assert (await memory.hit(TWO_AN_HOUR, "acme", key, calls=2)).allowed
+    assert not (await memory.hit(TWO_AN_HOUR, "acme", key, calls=1)).allowed
+
+
 async def test_redis_counts_a_new_window_afresh(redis_url: str) -> None:
     """At the next window the caller has the whole allowance again in Redis too."""
     clock = Clock(START + uuid.uuid4().int % 60)

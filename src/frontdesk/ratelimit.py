@@ -51,11 +51,11 @@ RETRY_SHARED_AFTER_SECONDS: Final = 5.0
 # memory instead of waiting on it.
 REDIS_TIMEOUT_SECONDS: Final = 0.5
 KEY_PREFIX: Final = "frontdesk:rl"
-# INCR and the expiry of a window's first hit in one atomic round trip; the expiry (one
+# INCRBY and the expiry of a window's first hits in one atomic round trip; the expiry (one
 # window long, which outlasts what is left of the window) keeps Redis from growing.
 INCREMENT_SCRIPT: Final = """
-local hits = redis.call('INCR', KEYS[1])
-if hits == 1 then
+local hits = redis.call('INCRBY', KEYS[1], ARGV[2])
+if hits == tonumber(ARGV[2]) then
     redis.call('EXPIRE', KEYS[1], ARGV[1])
 end
 return hits
@@ -118,13 +118,13 @@ class MemoryCounts:
     def __init__(self) -> None:
         self._windows: dict[tuple[int, int], dict[Identity, int]] = {}
 
-    def count(self, limit: RateLimit, identity: Identity, now: float) -> int:
-        """Count one hit and return the hits of this caller in the current window."""
+    def count(self, limit: RateLimit, identity: Identity, now: float, calls: int = 1) -> int:
+        """Count ``calls`` hits and return the hits of this caller in the current window."""
         window = (limit.seconds, int(now // limit.seconds))
         counts = self._windows.get(window)
         if counts is None:
             counts = self._open(window)
-        hits = counts.get(identity, 0) + 1
+        hits = counts.get(identity, 0) + calls
         counts[identity] = hits
         return hits
 
@@ -167,10 +167,10 @@ class RedisCounts:
         )
         self._increment: AsyncScript = self._client.register_script(INCREMENT_SCRIPT)
 
-    async def count(self, limit: RateLimit, identity: Identity, now: float) -> int:
-        """Count one hit and return the hits of this caller in the current window."""
+    async def count(self, limit: RateLimit, identity: Identity, now: float, calls: int = 1) -> int:
+        """Count ``calls`` hits and return the hits of this caller in the current window."""
         key = window_key(limit, identity, now)
-        return int(await self._increment(keys=[key], args=[limit.seconds]))
+        return int(await self._increment(keys=[key], args=[limit.seconds, calls]))
 
     async def ping(self) -> bool:
         try:
@@ -214,30 +214,31 @@ class RateLimiter:
     def shared(self) -> bool:
         return self._shared is not None
 
-    def hit_here(self, limit: RateLimit, *identity: str) -> Verdict | None:
-        """Count one request and give the verdict when this instance counts on its own (no
-        Redis, or Redis failing); None when the count lives in Redis and ``hit`` must be
-        awaited. Without Redis every request is answered here, with no coroutine."""
+    def hit_here(self, limit: RateLimit, *identity: str, calls: int = 1) -> Verdict | None:
+        """Count ``calls`` (a request, or a batch's further members) and give the verdict
+        when this instance counts on its own (no Redis, or Redis failing); None when the
+        count lives in Redis and ``hit`` must be awaited. Without Redis every request is
+        answered here, with no coroutine."""
         if self._shared is not None and time.monotonic() >= self._degraded_until:
             return None
-        return self._count_in_memory(limit, identity)
+        return self._count_in_memory(limit, identity, calls)
 
-    async def hit(self, limit: RateLimit, *identity: str) -> Verdict:
-        """Count one request of this caller, and say whether it is within the limit."""
+    async def hit(self, limit: RateLimit, *identity: str, calls: int = 1) -> Verdict:
+        """Count ``calls`` of this caller, and say whether they are within the limit."""
         shared = self._shared
         if shared is None or time.monotonic() < self._degraded_until:
-            return self._count_in_memory(limit, identity)
+            return self._count_in_memory(limit, identity, calls)
         now = self._clock()
         try:
-            hits = await shared.count(limit, identity, now)
+            hits = await shared.count(limit, identity, now, calls)
         except shared.failures as error:
             self._degrade(error)
-            hits = self._memory.count(limit, identity, now)
+            hits = self._memory.count(limit, identity, now, calls)
         return _verdict(limit, hits, now)
 
-    def _count_in_memory(self, limit: RateLimit, identity: Identity) -> Verdict:
+    def _count_in_memory(self, limit: RateLimit, identity: Identity, calls: int) -> Verdict:
         now = self._clock()
-        return _verdict(limit, self._memory.count(limit, identity, now), now)
+        return _verdict(limit, self._memory.count(limit, identity, now, calls), now)
 
     def _degrade(self, error: Exception) -> None:
         """Count in memory for a while rather than fail the request, and say so once."""

@@ -380,6 +380,26 @@ async def test_notifications_count_against_the_rate_limit(client: httpx.AsyncCli
     assert response.status_code == 429
 
 
+async def test_a_batch_counts_as_its_calls(client: httpx.AsyncClient) -> None:
+    """strict allows 3 a minute: a batch of 3 uses them all, and a batch that would pass the
+    limit is refused whole, none of its calls answered."""
+    three = [request("ping", request_id=number) for number in range(1, 4)]
+    response = await client.post("/v1/strict/mcp", json=three)
+    assert response.status_code == 200
+    assert len(response.json()) == 3
+    assert_envelope(await client.post("/v1/strict/mcp", json=request("ping")), 429, RATE_LIMITED)
+
+
+async def test_a_batch_past_the_limit_is_refused_whole(client: httpx.AsyncClient) -> None:
+    """Two calls in, a batch of two would be the fourth and fifth: 429 for the request."""
+    for _ in range(2):
+        assert (await client.post("/v1/strict/mcp", json=request("ping"))).status_code == 200
+    pair = [request("ping", request_id=7), request("ping", request_id=8)]
+    response = await client.post("/v1/strict/mcp", json=pair)
+    assert response.status_code == 429
+    assert "retry-after" in response.headers
+
+
 async def test_the_rate_limit_is_per_caller_address(
     client: httpx.AsyncClient, app: Frontdesk
 ) -> None:

@@ -119,6 +119,11 @@ class McpEndpoint:
             headers = headers_of(scope)
             _check_content_type(headers)
             body = parse_body(raw)
+            if len(body.messages) > 1:
+                # A batch counts as its calls (SPEC 2.9): the request was counted once
+                # before its body was read, its further members are counted now, and past
+                # the limit the whole request is refused, before any of them runs.
+                await self._count(company, caller, len(body.messages) - 1)
             is_modern = _is_modern(headers.get(b"mcp-protocol-version"), body)
             self._check_session(headers, company, body)
             context = RequestContext(
@@ -199,11 +204,15 @@ class McpEndpoint:
             await self._count_shared(company, caller)
         return company, caller
 
-    def _counted_here(self, company: ServedCompany, caller: Caller) -> bool:
-        """Count the request against its limit when this instance counts on its own, and
-        refuse it past the limit; False when the count lives in Redis (``_count_shared``)."""
+    async def _count(self, company: ServedCompany, caller: Caller, calls: int) -> None:
+        if not self._counted_here(company, caller, calls):
+            await self._count_shared(company, caller, calls)
+
+    def _counted_here(self, company: ServedCompany, caller: Caller, calls: int = 1) -> bool:
+        """Count ``calls`` against the caller's limit when this instance counts on its own,
+        and refuse past the limit; False when the count lives in Redis (``_count_shared``)."""
         verdict = self._limiter.hit_here(
-            company.rate_limit, company.tenant_key, caller.rate_limit_key
+            company.rate_limit, company.tenant_key, caller.rate_limit_key, calls=calls
         )
         if verdict is None:
             return False
@@ -211,9 +220,9 @@ class McpEndpoint:
             raise RateLimited(verdict.retry_after)
         return True
 
-    async def _count_shared(self, company: ServedCompany, caller: Caller) -> None:
+    async def _count_shared(self, company: ServedCompany, caller: Caller, calls: int = 1) -> None:
         verdict = await self._limiter.hit(
-            company.rate_limit, company.tenant_key, caller.rate_limit_key
+            company.rate_limit, company.tenant_key, caller.rate_limit_key, calls=calls
         )
         if not verdict.allowed:
             raise RateLimited(verdict.retry_after)
