@@ -39,7 +39,7 @@ from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.endpoint import McpEndpoint
 from frontdesk.protocol.request_state import RequestStates
 from frontdesk.protocol.sessions import SessionSigner
-from frontdesk.ratelimit import RateLimiter
+from frontdesk.ratelimit import RateLimiter, parse_rate_limit
 from frontdesk.store.clients import ClientRepository
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.customers import CustomerRepository
@@ -149,6 +149,10 @@ def _tune_collector() -> None:
 
 
 def _grant_repository(database: Database) -> GrantRepository:
+    if database.access_reader is not None:
+        from frontdesk.store.grants_sqlite import SqliteGrantRepository
+
+        return SqliteGrantRepository(database.engine, database.access_reader)
     driver_pool, lookup_pool = database.driver_pool, database.lookup_pool
     if driver_pool is None or lookup_pool is None or database.grant_changes is None:
         return GrantRepository(database.engine)
@@ -176,6 +180,7 @@ class Frontdesk(Edge):
             addresses,
             BearerResolver(services.grants, services.settings),
             RequestStates(services.settings.secret_keys),
+            parse_rate_limit(services.settings.mcp_rate_limit),
         )
         self._routes = _routes(services, addresses)
         super().__init__(

@@ -84,6 +84,9 @@ class Settings(BaseModel):
     mcp_rate_limit: str = "600/minute"
     # Per client address on client registration: stricter, as registrations are stored.
     registration_rate_limit: str = "20/minute"
+    # Per client address on the token endpoint and the sign-in callback, counted before
+    # anything is read from the database; the token endpoint also counts per client id.
+    oauth_rate_limit: str = "120/minute"
     # Clients whose X-Forwarded-For we believe (the load balancers in front of us).
     trusted_proxies: list[str] = Field(default_factory=list)
     # Networks a company's backend may resolve to besides public addresses (SSRF guard),
@@ -159,7 +162,7 @@ class Settings(BaseModel):
                 )
         return value
 
-    @field_validator("mcp_rate_limit", "registration_rate_limit")
+    @field_validator("mcp_rate_limit", "registration_rate_limit", "oauth_rate_limit")
     @classmethod
     def _rate_limit_parses(cls, value: str) -> str:
         # Checked here so that a typo stops start-up rather than every company's first load.

@@ -380,6 +380,17 @@ async def test_notifications_count_against_the_rate_limit(client: httpx.AsyncCli
     assert response.status_code == 429
 
 
+async def test_unknown_tenant_keys_cannot_drive_database_reads_at_will(serve: Serve) -> None:
+    """A tenant key this instance does not hold costs its address a count against the
+    instance's limit before it is looked up: past it, 429, and the address is not read for."""
+    client = await serve(mcp_rate_limit="3/minute")
+    for number in range(3):
+        response = await client.post(f"/v1/nobody-{number}/mcp", json=request("ping"))
+        assert response.status_code == 404
+    response = await client.post("/v1/nobody-else/mcp", json=request("ping"))
+    assert_envelope(response, 429, RATE_LIMITED)
+
+
 async def test_a_batch_counts_as_its_calls(client: httpx.AsyncClient) -> None:
     """strict allows 3 a minute: a batch of 3 uses them all, and a batch that would pass the
     limit is refused whole, none of its calls answered."""

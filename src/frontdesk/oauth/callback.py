@@ -11,6 +11,7 @@ from frontdesk.login.connector import LoginFailed, ProviderUnavailable
 from frontdesk.oauth import browser
 from frontdesk.oauth.completion import back_to_client, signed_in
 from frontdesk.oauth.context import OAuthServices
+from frontdesk.ratelimit import parse_rate_limit
 
 log = structlog.get_logger(__name__)
 
@@ -18,9 +19,15 @@ log = structlog.get_logger(__name__)
 class Callback:
     def __init__(self, services: OAuthServices) -> None:
         self._services = services
+        self._limit = parse_rate_limit(services.settings.oauth_rate_limit)
 
     async def callback(self, request: Request) -> Response:
         services = self._services
+        # Before the company is looked up or the identity provider called: each callback
+        # costs a round trip to the provider, which no address may drive at will.
+        await services.limit(
+            self._limit, "callback", request.path_params["tenant"], services.address(request)
+        )
         signin = await services.signin_company(request, page=True)
         sealed = request.query_params.get("state")
         flow = browser.open_flow(services, request, signin, sealed)

@@ -14,10 +14,10 @@ from frontdesk.config import Settings
 from frontdesk.login.connectors import LoginConnectors
 from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth.clients import ClientDirectory
-from frontdesk.oauth.errors import AuthorizePage, SigninNotSetUp
+from frontdesk.oauth.errors import AuthorizePage, RateLimited, SigninNotSetUp
 from frontdesk.oauth.flow import FlowSigner
 from frontdesk.oauth.grants import Grants
-from frontdesk.ratelimit import RateLimiter
+from frontdesk.ratelimit import RateLimit, RateLimiter
 from frontdesk.store.customers import CustomerRepository
 
 
@@ -44,6 +44,15 @@ class OAuthServices:
     limiter: RateLimiter
     addresses: ClientAddressResolver
     flows: FlowSigner
+
+    async def limit(self, limit: RateLimit, *identity: str) -> None:
+        """Count one request of ``identity`` (an endpoint's name, then who): 429 past it."""
+        verdict = await self.limiter.hit(limit, *identity)
+        if not verdict.allowed:
+            raise RateLimited(verdict.retry_after)
+
+    def address(self, request: Request) -> str:
+        return self.addresses.resolve(request.scope)
 
     async def signin_company(self, request: Request, *, page: bool = False) -> SigninCompany:
         """The company in the path, or 404 (SPEC 4.1, 7.2): as an OAuth error body for a

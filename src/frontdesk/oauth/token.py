@@ -10,8 +10,14 @@ from starlette.responses import Response
 from frontdesk.oauth.client_auth import authenticated_client
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.errors import InvalidTarget
-from frontdesk.oauth.forms import AuthorizationCodeRequest, read_form, token_request
+from frontdesk.oauth.forms import (
+    AuthorizationCodeRequest,
+    client_id_of,
+    read_form,
+    token_request,
+)
 from frontdesk.oauth.rendering import JSON, NO_STORE
+from frontdesk.ratelimit import parse_rate_limit
 
 log = structlog.get_logger(__name__)
 
@@ -19,11 +25,17 @@ log = structlog.get_logger(__name__)
 class Token:
     def __init__(self, services: OAuthServices) -> None:
         self._services = services
+        self._limit = parse_rate_limit(services.settings.oauth_rate_limit)
 
     async def token(self, request: Request) -> Response:
         services = self._services
+        # Counted before anything is looked up: an address guessing codes or tokens pays
+        # before the database does, and so does a client id named from many addresses.
+        tenant_key = request.path_params["tenant"]
+        await services.limit(self._limit, "token", tenant_key, services.address(request))
         signin = await services.signin_company(request)
         form = await read_form(request)
+        await services.limit(self._limit, "token-client", tenant_key, client_id_of(request, form))
         client_id = await authenticated_client(services, request, signin, form)
         grant = token_request(form)
         tenant = signin.tenant_key

@@ -55,7 +55,7 @@ from frontdesk.protocol.methods import HANDLERS
 from frontdesk.protocol.request_state import RequestStates
 from frontdesk.protocol.sessions import SessionSigner
 from frontdesk.protocol.versions import ALL_VERSIONS, MODERN_VERSION, is_supported
-from frontdesk.ratelimit import RateLimiter
+from frontdesk.ratelimit import RateLimit, RateLimiter
 from frontdesk.store.outage import is_outage
 
 log = structlog.get_logger(__name__)
@@ -75,6 +75,7 @@ class McpEndpoint:
         addresses: ClientAddressResolver,
         bearers: BearerResolver,
         request_states: RequestStates,
+        lookup_limit: RateLimit,
     ) -> None:
         self._registry = registry
         self._sessions = sessions
@@ -82,6 +83,7 @@ class McpEndpoint:
         self._limiter = limiter
         self._addresses = addresses
         self._bearers = bearers
+        self._lookup_limit = lookup_limit
 
     def __call__(
         self,
@@ -182,10 +184,18 @@ class McpEndpoint:
             raise BodyTooLarge(TOO_LARGE)
         # Each step answers without a coroutine when it can (a cached company, a guest,
         # a count kept in memory): this runs on every request.
-        company = self._registry.remembered(tenant_key) or await self._registry.active(tenant_key)
+        address = self._addresses.resolve(scope)
+        company = self._registry.remembered(tenant_key)
+        if company is None:
+            # Not in this instance's memory, so finding it costs a database read: the
+            # address pays for that first, against the instance's own limit, so that no
+            # caller can drive reads at will with tenant keys that do not exist.
+            verdict = await self._limiter.hit(self._lookup_limit, "company-lookup", address)
+            if not verdict.allowed:
+                raise RateLimited(verdict.retry_after)
+            company = await self._registry.active(tenant_key)
         if company is None:
             raise NoActiveCompany("No active company has this tenant key")
-        address = self._addresses.resolve(scope)
         authorization = headers.get(b"authorization")
         if authorization is None:
             caller = Caller(address)
