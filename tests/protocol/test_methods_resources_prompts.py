@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
@@ -100,6 +101,16 @@ async def test_another_companys_resource_cannot_be_read(client: httpx.AsyncClien
         client, "resources/read", {"uri": "acme://catalog"}, path="/v1/globex/mcp"
     )
     assert error["code"] == RESOURCE_NOT_FOUND
+
+
+async def test_reading_a_uri_over_8_kb_is_invalid_params(client: httpx.AsyncClient) -> None:
+    """A 64 KB URI is refused before any template is tried against it."""
+    uri = "acme://anvils/" + "/" * 65536
+    started = time.perf_counter()
+    error = await error_of(client, "resources/read", {"uri": uri})
+    assert error["code"] == INVALID_PARAMS
+    assert "8192" in error["message"]
+    assert time.perf_counter() - started < 0.5
 
 
 @pytest.mark.parametrize("params", [{}, {"uri": 5}, {"uri": None}])

@@ -25,28 +25,88 @@ from tests.tools.conftest import Serve
 
 pytestmark = pytest.mark.anyio
 
+# One address inside every range of the IANA IPv4 and IPv6 Special-Purpose Address Registries
+# that is not globally reachable (RFC 6890 tables), and every deprecated or wrapping range.
 NOT_PUBLIC = [
+    pytest.param("0.1.2.3", id="this-network-0/8"),
+    pytest.param("0.0.0.0", id="unspecified"),  # noqa: S104 (an address to refuse)
+    pytest.param("10.1.2.3", id="private-10/8"),
+    pytest.param("100.100.100.200", id="shared-address-space-100.64/10"),
     pytest.param("127.0.0.1", id="loopback"),
-    pytest.param("127.8.9.10", id="loopback-range"),
-    pytest.param("::1", id="loopback-v6"),
-    pytest.param("10.1.2.3", id="private-10"),
-    pytest.param("172.16.5.4", id="private-172"),
-    pytest.param("192.168.1.1", id="private-192"),
-    pytest.param("fd12:3456::1", id="unique-local-v6"),
-    pytest.param("169.254.169.254", id="link-local-metadata"),
-    pytest.param("fe80::1", id="link-local-v6"),
+    pytest.param("127.8.9.10", id="loopback-127/8"),
+    pytest.param("169.254.169.254", id="link-local-metadata-169.254/16"),
+    pytest.param("172.16.5.4", id="private-172.16/12"),
+    pytest.param("172.31.255.254", id="private-172.16/12-top"),
+    pytest.param("192.0.0.8", id="ietf-protocol-192.0.0/24-dummy"),
+    pytest.param("192.0.0.9", id="ietf-protocol-192.0.0/24-pcp-anycast"),
+    pytest.param("192.0.0.170", id="ietf-protocol-192.0.0/24-nat64-discovery"),
+    pytest.param("192.0.2.1", id="test-net-1-192.0.2/24"),
+    pytest.param("192.88.99.1", id="6to4-relay-anycast-192.88.99/24"),
+    pytest.param("192.168.1.1", id="private-192.168/16"),
+    pytest.param("198.18.0.1", id="benchmarking-198.18/15"),
+    pytest.param("198.19.255.1", id="benchmarking-198.18/15-top"),
+    pytest.param("198.51.100.7", id="test-net-2-198.51.100/24"),
+    pytest.param("203.0.113.7", id="test-net-3-203.0.113/24"),
     pytest.param("224.0.0.1", id="multicast"),
     pytest.param("239.255.255.250", id="multicast-ssdp"),
-    pytest.param("ff02::1", id="multicast-v6"),
-    pytest.param("0.0.0.0", id="unspecified"),  # noqa: S104 (an address to refuse)
-    pytest.param("::", id="unspecified-v6"),
-    pytest.param("100.100.100.200", id="shared-address-space"),
-    pytest.param("240.0.0.1", id="reserved"),
+    pytest.param("240.0.0.1", id="reserved-240/4"),
     pytest.param("255.255.255.255", id="broadcast"),
+    pytest.param("::", id="unspecified-v6"),
+    pytest.param("::1", id="loopback-v6"),
+    pytest.param("::10.0.0.1", id="v4-compatible-deprecated"),
+    pytest.param("::8.8.8.8", id="v4-compatible-deprecated-public"),
     pytest.param("::ffff:127.0.0.1", id="v4-mapped-loopback"),
     pytest.param("::ffff:169.254.169.254", id="v4-mapped-link-local"),
+    pytest.param("::ffff:10.0.0.1", id="v4-mapped-private"),
+    pytest.param("64:ff9b::a9fe:a9fe", id="nat64-wrapping-link-local"),
+    pytest.param("64:ff9b::7f00:1", id="nat64-wrapping-loopback"),
+    pytest.param("64:ff9b::c0a8:101", id="nat64-wrapping-private"),
+    pytest.param("64:ff9b:1::808:808", id="nat64-local-use-64:ff9b:1::/48"),
+    pytest.param("100::1", id="discard-only-100::/64"),
+    pytest.param("100:0:0:1::1", id="dummy-prefix-100:0:0:1::/64"),
+    pytest.param("2001::1", id="teredo-2001::/32"),
+    pytest.param("2001:1::1", id="ietf-protocol-2001::/23-pcp-anycast"),
+    pytest.param("2001:2::1", id="benchmarking-2001:2::/48"),
+    pytest.param("2001:3::1", id="ietf-protocol-2001::/23-amt"),
+    pytest.param("2001:10::1", id="orchid-2001:10::/28"),
+    pytest.param("2001:20::1", id="orchidv2-2001:20::/28"),
+    pytest.param("2001:1ff::1", id="ietf-protocol-2001::/23-top"),
+    pytest.param("2001:db8::1", id="documentation-2001:db8::/32"),
+    pytest.param("2002:a00:1::1", id="6to4-wrapping-private"),
+    pytest.param("2002:7f00:1::1", id="6to4-wrapping-loopback"),
+    pytest.param("2002:a9fe:a9fe::1", id="6to4-wrapping-link-local"),
+    pytest.param("3fff::1", id="documentation-3fff::/20"),
+    pytest.param("3fff:fff::1", id="documentation-3fff::/20-top"),
+    pytest.param("5f00::1", id="srv6-sids-5f00::/16"),
+    pytest.param("fc00::1", id="unique-local-fc00::/7"),
+    pytest.param("fd12:3456::1", id="unique-local-v6"),
+    pytest.param("fe80::1", id="link-local-v6"),
+    pytest.param("febf::1", id="link-local-v6-top"),
+    pytest.param("fec0::1", id="site-local-deprecated-fec0::/10"),
+    pytest.param("feff::1", id="site-local-deprecated-top"),
+    pytest.param("ff02::1", id="multicast-v6"),
+    pytest.param("ff0e::1", id="multicast-v6-global-scope"),
+    pytest.param("4000::1", id="unallocated-v6"),
 ]
-PUBLIC = ["8.8.8.8", "1.1.1.1", "93.184.215.14", "2606:4700:4700::1111"]
+# Controls: public addresses, including ones that wrap a public IPv4 address.
+PUBLIC = [
+    "8.8.8.8",
+    "1.1.1.1",
+    "93.184.215.14",
+    "100.63.255.255",  # just below the shared address space
+    "100.128.0.1",  # just above it
+    "172.32.0.1",  # just above 172.16/12
+    "192.0.3.1",  # between the 192.0.0/24 and 192.0.2/24 blocks
+    "198.20.0.1",  # just above the benchmarking block
+    "223.255.255.254",  # just below multicast
+    "2606:4700:4700::1111",
+    "2a00:1450:4001:80b::200e",
+    "::ffff:8.8.8.8",  # IPv4-mapped: judged on the IPv4 it reaches
+    "64:ff9b::808:808",  # NAT64 of 8.8.8.8
+    "2002:808:808::1",  # 6to4 through the public router 8.8.8.8
+    "2001:200::1",  # just above 2001::/23
+    "3fff:1000::1",  # just above 3fff::/20
+]
 
 
 # AddressPolicy -----------------------------------------------------------------------------

@@ -4,15 +4,20 @@ a plain message, never a failed MCP request (tools/http.py)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import time
+import tracemalloc
+import zlib
 
 import pytest
 
 from frontdesk.tools.http import MAX_RESPONSE_BYTES
 from tests.tools.backends import (
+    Handler,
     Json,
+    Responder,
     ScriptedBackend,
     assert_plain_error,
     call_tool,
@@ -253,6 +258,83 @@ async def test_an_endless_stream_is_cut_off_at_the_cap(
     result = await answer_of(serve, backend, tool_timeout=20)
     assert_plain_error(result, OVERSIZED, backend)
     assert time.monotonic() - started < 10
+
+
+# Compressed answers ------------------------------------------------------------------------
+
+
+def reply_encoded(body: bytes, coding: str) -> Responder:
+    """``body`` sent as it is, labelled with Content-Encoding ``coding``."""
+
+    def respond(handler: Handler) -> None:
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-encoding", coding)
+        handler.send_header("content-length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    return respond
+
+
+def gzip_bomb(inflated_bytes: int) -> bytes:
+    """``inflated_bytes`` of JSON-looking zeros gzipped (about 1000:1), built piecewise so the
+    test itself never holds the inflated form."""
+    deflater = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [deflater.compress(b'{"text": "')]
+    piece = b"0" * (1024 * 1024)
+    parts += [deflater.compress(piece) for _ in range(inflated_bytes // len(piece))]
+    parts.append(deflater.flush())
+    return b"".join(parts)
+
+
+async def test_a_gzip_answer_is_asked_for_and_decoded(
+    serve: Serve, backend: ScriptedBackend
+) -> None:
+    """Frontdesk asks for gzip only, and reads a gzip answer as the JSON it holds."""
+    backend.routes["/tools"] = reply_encoded(gzip.compress(b'{"text": "squeezed"}'), "gzip")
+    result = await answer_of(serve, backend)
+    assert result == {"content": [{"type": "text", "text": "squeezed"}], "isError": False}
+    assert backend.received[0].headers["accept-encoding"] == "gzip"
+
+
+async def test_a_gzip_bomb_is_refused_without_being_inflated(
+    serve: Serve, backend: ScriptedBackend
+) -> None:
+    """100 MB of zeros in a 100 KB gzip answer is over the cap once decoded: refused quickly,
+    decoding stops one byte past 1 MiB, and memory never holds more than a few MiB of it."""
+    bomb = gzip_bomb(100 * 1024 * 1024)
+    assert len(bomb) < MAX_RESPONSE_BYTES
+    backend.routes["/tools"] = reply_encoded(bomb, "gzip")
+    tracemalloc.start()
+    try:
+        started = time.monotonic()
+        result = await answer_of(serve, backend, tool_timeout=20)
+        elapsed = time.monotonic() - started
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert_plain_error(result, OVERSIZED, backend)
+    assert elapsed < 10
+    assert peak < 20 * 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("body", "coding"),
+    [
+        pytest.param(zlib.compress(b'{"text": "x"}'), "deflate", id="deflate-not-asked-for"),
+        pytest.param(b'{"text": "x"}', "br", id="brotli-not-asked-for"),
+        pytest.param(gzip.compress(gzip.compress(b'{"text": "x"}')), "gzip, gzip", id="twice"),
+        pytest.param(gzip.compress(b'{"text": "x"}')[:-12], "gzip", id="gzip-cut-short"),
+        pytest.param(b"not gzip at all", "gzip", id="gzip-corrupt"),
+    ],
+)
+async def test_an_answer_in_a_coding_frontdesk_cannot_decode_is_an_error(
+    serve: Serve, backend: ScriptedBackend, body: bytes, coding: str
+) -> None:
+    """A coding other than the gzip asked for, or a broken gzip body, is refused plainly."""
+    backend.routes["/tools"] = reply_encoded(body, coding)
+    assert_plain_error(await answer_of(serve, backend), UNREADABLE, backend)
 
 
 # No answer ---------------------------------------------------------------------------------

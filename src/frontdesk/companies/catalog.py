@@ -6,7 +6,6 @@ resolved once, so a request does no more than look things up.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -26,6 +25,7 @@ from frontdesk.companies.definition import (
 )
 from frontdesk.companies.header_declarations import ParamHeader, declared
 from frontdesk.companies.providers import ProviderFactory
+from frontdesk.companies.uri_templates import UriTemplate
 from frontdesk.content import PromptBuilder, ResourceReader, prompt_builder, resource_reader
 from frontdesk.ratelimit import RateLimit, parse_rate_limit
 from frontdesk.schemas import SchemaCheck
@@ -113,34 +113,17 @@ class ServedResource:
 @dataclass(frozen=True, slots=True)
 class ServedTemplate:
     definition: ResourceTemplateDefinition
-    pattern: re.Pattern[str]
+    template: UriTemplate
     reader: ResourceReader | None
 
     def match(self, uri: str) -> dict[str, str] | None:
-        found = self.pattern.fullmatch(uri)
-        return None if found is None else found.groupdict()
+        return self.template.match(uri)
 
 
 @dataclass(frozen=True, slots=True)
 class ServedPrompt:
     definition: PromptDefinition
     builder: PromptBuilder | None
-
-
-_EXPRESSION = re.compile(r"\{([+#]?)([A-Za-z0-9_]+)\}")
-
-
-def template_pattern(uri_template: str) -> re.Pattern[str]:
-    """RFC 6570 level 1 and 2 (``{var}``, ``{+var}``) as a regex with a group per variable."""
-    parts: list[str] = []
-    position = 0
-    for expression in _EXPRESSION.finditer(uri_template):
-        parts.append(re.escape(uri_template[position : expression.start()]))
-        reserved = expression[1] != ""
-        parts.append(f"(?P<{expression[2]}>{'.+' if reserved else '[^/?#]+'})")
-        position = expression.end()
-    parts.append(re.escape(uri_template[position:]))
-    return re.compile("".join(parts))
 
 
 def _reader(
@@ -229,7 +212,7 @@ class ServedCompany:
         self.resource_templates = {
             template.uri_template: ServedTemplate(
                 template,
-                template_pattern(template.uri_template),
+                UriTemplate.parse(template.uri_template),
                 _reader(key, "resource template", template.uri_template, template.provider),
             )
             for template in definition.resource_templates

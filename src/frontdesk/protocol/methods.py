@@ -11,6 +11,7 @@ import structlog
 
 from frontdesk.companies.catalog import ServedPrompt
 from frontdesk.companies.definition import Access, PromptDefinition
+from frontdesk.companies.uri_templates import MAX_MATCHED_URI_LENGTH
 from frontdesk.content import (
     ContentError,
     PromptCall,
@@ -109,6 +110,9 @@ async def resource_templates_list(context: RequestContext, params: dict[str, Any
 
 async def resources_read(context: RequestContext, params: dict[str, Any]) -> dict[str, Any]:
     uri = required_str(params, "uri")
+    if len(uri) > MAX_MATCHED_URI_LENGTH:
+        # Refused before any template sees it: matching is linear, but need not be long.
+        raise InvalidParams(f"Invalid params: uri is over {MAX_MATCHED_URI_LENGTH} characters")
     company = context.company
     resource = company.resources.get(uri)
     if resource is not None:

@@ -19,9 +19,10 @@ The backend answers 200 with an MCP tool result: ``content`` (content blocks),
 ``structuredContent`` and ``isError``, or the shorthand ``{"text": "..."}``; or, to ask the
 customer's client first, ``{"resultType": "input_required", "inputRequests": {...},
 "requestState": "..."}`` (the state optional, a string of at most 2 KiB). Any other
-answer (a non-2xx status, a body over ``MAX_RESPONSE_BYTES``, JSON of another shape, a
-refused address) becomes an ``isError`` result with a plain message; the detail is logged
-with the request id. One shared httpx client keeps connections alive across calls.
+answer (a non-2xx status, a body over ``MAX_RESPONSE_BYTES`` once decompressed, a content
+coding other than gzip, JSON of another shape, a refused address) becomes an ``isError``
+result with a plain message; the detail is logged with the request id. One shared httpx
+client keeps connections alive across calls.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+import zlib
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -54,6 +56,19 @@ MAX_RESPONSE_BYTES = 1024 * 1024
 # that hangs stalls only its own calls, never the pool other companies' calls need.
 CONNECTIONS_PER_BACKEND = 50
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+# The one content coding Frontdesk asks for and decodes itself, within the cap (RFC 9110
+# 8.4.1.3: x-gzip is gzip). httpx would otherwise advertise and inflate whatever codecs are
+# installed, a whole network read at a time: 64 KiB of gzip inflates to 64 MiB at once.
+ACCEPT_ENCODING = "gzip"
+GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
+
+
+class AnswerOversized(Exception):
+    """The answer, decompressed, is longer than MAX_RESPONSE_BYTES."""
+
+
+class AnswerUnreadable(Exception):
+    """The answer's body cannot be decoded (a coding not asked for, a corrupt gzip stream)."""
 
 
 class HttpToolProvider:
@@ -103,6 +118,7 @@ class HttpToolProvider:
             log.error("tool_backend_refused", tool=call.tool, reason=str(refusal))
             raise ToolError(f"{call.tool} is unavailable right now.") from None
         headers = signature.headers(self._secret, int(time.time()), body, call.request_id)
+        headers["accept-encoding"] = ACCEPT_ENCODING
         try:
             async with (
                 self._lane,
@@ -113,9 +129,12 @@ class HttpToolProvider:
         except httpx.HTTPError as error:
             log.warning("tool_backend_unreachable", tool=call.tool, error=type(error).__name__)
             raise ToolError(f"{call.tool} could not reach its service; try again later.") from None
-        if raw is None:
+        except AnswerOversized:
             log.warning("tool_backend_oversized", tool=call.tool, limit=MAX_RESPONSE_BYTES)
-            raise ToolError(f"{call.tool} answered with more than Frontdesk accepts.")
+            raise ToolError(f"{call.tool} answered with more than Frontdesk accepts.") from None
+        except AnswerUnreadable as error:
+            log.warning("tool_backend_malformed", tool=call.tool, error=str(error))
+            raise ToolError(f"{call.tool} answered in a form Frontdesk cannot read.") from None
         if not 200 <= status < 300:
             log.warning("tool_backend_failed", tool=call.tool, status=status)
             raise ToolError(f"{call.tool} failed (its service answered HTTP {status}).")
@@ -126,18 +145,39 @@ class HttpToolProvider:
             raise ToolError(f"{call.tool} answered in a form Frontdesk cannot read.") from None
 
 
-async def _read_bounded(reply: httpx.Response) -> bytes | None:
+async def _read_bounded(reply: httpx.Response) -> bytes:
+    """The decoded body; AnswerOversized as soon as it (or its compressed form) passes
+    MAX_RESPONSE_BYTES, without decoding any further."""
     declared = reply.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in reply.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
+        raise AnswerOversized
+    codings = [
+        coding.strip().lower()
+        for coding in reply.headers.get_list("content-encoding", split_commas=True)
+    ]
+    codings = [coding for coding in codings if coding not in ("", "identity")]
+    if len(codings) > 1 or (codings and codings[0] not in GZIP_CODINGS):
+        raise AnswerUnreadable(f"content encoding {', '.join(codings)!r} was not asked for")
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if codings else None
+    body = bytearray()
+    received = 0
+    try:
+        # aiter_raw: the bytes as sent, so the cap is checked before anything is inflated.
+        async for chunk in reply.aiter_raw():
+            received += len(chunk)
+            if received > MAX_RESPONSE_BYTES:
+                raise AnswerOversized
+            # max_length stops inflating one byte past the cap: the rest of the chunk stays
+            # compressed (in unconsumed_tail) and is never expanded.
+            room = MAX_RESPONSE_BYTES + 1 - len(body)
+            body += chunk if inflater is None else inflater.decompress(chunk, room)
+            if len(body) > MAX_RESPONSE_BYTES:
+                raise AnswerOversized
+        if inflater is not None and not inflater.eof:
+            raise AnswerUnreadable("the gzip body is cut short")
+    except zlib.error:
+        raise AnswerUnreadable("the gzip body is corrupt") from None
+    return bytes(body)
 
 
 def parse_result(document: Any) -> ToolAnswer:
