@@ -27,7 +27,7 @@ from frontdesk.companies.definition import FROM_STORE, CompanyDefinition, Signin
 from frontdesk.grant_records import AccessRecord
 from frontdesk.oauth import pkce
 from frontdesk.oauth.credentials import digest
-from frontdesk.oauth.flow import Flow, FlowSigner
+from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.forms import AuthorizationCodeRequest
 from frontdesk.oauth.grants import Grants
 from frontdesk.store.companies import CompanyRepository
@@ -75,7 +75,8 @@ async def _end_sign_in(
         code_challenge=pkce.s256(verifier),
         scope=like.scope,
         resource=like.resource,
-        nonce=FlowSigner.new_nonce(),
+        # Never opened: the flow only carries the grant to its code.
+        binding=secrets.token_hex(32),
     )
     code = await grants.issue_code(flow, customer_id)
     request = AuthorizationCodeRequest(

@@ -81,19 +81,19 @@ def test_session_ids_compare_in_constant_time(compared: Compared) -> None:
     assert sum(text(b) == mac for _, b in compared) >= 2
 
 
-def test_flows_compare_mac_and_browser_nonce_in_constant_time(compared: Compared) -> None:
-    """Opening a sealed flow checks its MAC and the cookie's nonce with compare_digest."""
+def test_flows_compare_mac_and_browser_binding_in_constant_time(compared: Compared) -> None:
+    """Opening a sealed flow checks its MAC and the cookie's binding with compare_digest."""
     signer = FlowSigner([TEST_SECRET])
-    nonce = FlowSigner.new_nonce()
-    flow = Flow("initech", "fdc_x", flows.REDIRECT_URI, None, "A" * 43, "email", None, nonce)
+    nonce, binding = signer.new_binding()
+    flow = Flow("initech", "fdc_x", flows.REDIRECT_URI, None, "A" * 43, "email", None, binding)
     sealed = signer.seal(flow)
     assert signer.open(sealed, nonce, "initech") == flow
-    assert saw(compared, nonce, nonce)
+    assert saw(compared, binding, binding)
     assert any(text(b) == sealed.rpartition(".")[2] for _, b in compared)
     compared.clear()
     with pytest.raises(AuthorizePage):
         signer.open(sealed, "x" * len(nonce), "initech")
-    assert saw(compared, "x" * len(nonce), nonce)
+    assert saw(compared, signer.binding_of("x" * len(nonce)), binding)
 
 
 def test_backend_signatures_compare_in_constant_time(compared: Compared) -> None:

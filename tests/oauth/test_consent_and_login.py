@@ -281,7 +281,7 @@ async def test_a_flow_signed_with_another_key_is_refused(client: httpx.AsyncClie
         code_challenge="A" * 43,
         scope="email",
         resource=None,
-        nonce=signin_cookie(client),
+        binding=FlowSigner([TEST_SECRET]).binding_of(signin_cookie(client)),
     )
     other_key = FlowSigner(["someone-elses-key-that-is-long-enough-000"]).seal(forged)
     assert_refused_page(await flows.decide(client, other_key, "deny"))

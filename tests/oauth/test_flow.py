@@ -9,10 +9,13 @@ import pytest
 
 from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.oauth.flow import FLOW_TTL_SECONDS, Flow, FlowSigner
-from frontdesk.signing import Signer
+from frontdesk.signing import Signer, b64decode
 
 KEY = "flow-test-secret-key-0123456789-abcdefghij"
 OLD_KEY = "flow-test-old-secret-key-0123456789-abcdef"
+
+
+COOKIE = "the-browsers-cookie-value-0123456789"
 
 
 def a_flow(**changes: object) -> Flow:
@@ -24,7 +27,7 @@ def a_flow(**changes: object) -> Flow:
         code_challenge="E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
         scope="profile email",
         resource=None,
-        nonce=FlowSigner.new_nonce(),
+        binding=FlowSigner([KEY]).binding_of(COOKIE),
     )
     return dataclasses.replace(flow, **changes)  # type: ignore[arg-type]
 
@@ -33,10 +36,10 @@ def test_a_sealed_flow_opens_in_the_browser_it_is_bound_to() -> None:
     """Seal then open with the matching cookie gives back the same flow."""
     signer = FlowSigner([KEY])
     flow = a_flow()
-    assert signer.open(signer.seal(flow), flow.nonce, "initech") == flow
+    assert signer.open(signer.seal(flow), COOKIE, "initech") == flow
 
 
-@pytest.mark.parametrize("cookie", [None, "", "another-browsers-nonce"])
+@pytest.mark.parametrize("cookie", [None, "", "another-browsers-cookie"])
 def test_a_flow_without_its_browsers_cookie_is_refused(cookie: str | None) -> None:
     """No cookie, or another nonce: the 400 page."""
     signer = FlowSigner([KEY])
@@ -51,7 +54,7 @@ def test_a_flow_of_another_company_is_refused() -> None:
     signer = FlowSigner([KEY])
     flow = a_flow()
     with pytest.raises(AuthorizePage):
-        signer.open(signer.seal(flow), flow.nonce, "hooli")
+        signer.open(signer.seal(flow), COOKIE, "hooli")
 
 
 @pytest.mark.parametrize("sealed", [None, "", "garbage", "a.b", "x" * 5000])
@@ -66,14 +69,14 @@ def test_a_flow_sealed_with_an_unknown_key_is_refused() -> None:
     flow = a_flow()
     sealed = FlowSigner([OLD_KEY]).seal(flow)
     with pytest.raises(AuthorizePage):
-        FlowSigner([KEY]).open(sealed, flow.nonce, "initech")
+        FlowSigner([KEY]).open(sealed, COOKIE, "initech")
 
 
 def test_a_flow_sealed_with_a_rotated_out_key_still_opens() -> None:
     """During key rotation the old key still verifies: sign-ins in progress survive."""
     flow = a_flow()
     sealed = FlowSigner([OLD_KEY]).seal(flow)
-    assert FlowSigner([KEY, OLD_KEY]).open(sealed, flow.nonce, "initech") == flow
+    assert FlowSigner([KEY, OLD_KEY]).open(sealed, COOKIE, "initech") == flow
 
 
 def test_an_expired_flow_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,7 +87,7 @@ def test_an_expired_flow_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     later = time.time() + FLOW_TTL_SECONDS + 1
     monkeypatch.setattr("frontdesk.signing.time.time", lambda: later)
     with pytest.raises(AuthorizePage):
-        signer.open(sealed, flow.nonce, "initech")
+        signer.open(sealed, COOKIE, "initech")
 
 
 def test_a_value_signed_for_another_purpose_is_not_a_flow() -> None:
@@ -93,7 +96,7 @@ def test_a_value_signed_for_another_purpose_is_not_a_flow() -> None:
     payload = dataclasses.asdict(flow)
     elsewhere = Signer([KEY], "mcp-session/v1").sign(payload, 60)
     with pytest.raises(AuthorizePage):
-        FlowSigner([KEY]).open(elsewhere, flow.nonce, "initech")
+        FlowSigner([KEY]).open(elsewhere, COOKIE, "initech")
 
 
 def test_a_sealed_value_with_extra_fields_is_refused() -> None:
@@ -102,13 +105,13 @@ def test_a_sealed_value_with_extra_fields_is_refused() -> None:
     payload = {**dataclasses.asdict(flow), "admin": True}
     sealed = Signer([KEY], "signin-flow/v1").sign(payload, 60)
     with pytest.raises(AuthorizePage):
-        FlowSigner([KEY]).open(sealed, flow.nonce, "initech")
+        FlowSigner([KEY]).open(sealed, COOKIE, "initech")
 
 
 def test_the_login_secret_is_stable_per_flow_and_never_in_the_state() -> None:
-    """The connector secret depends on the flow's nonce and key, and stays server-side."""
+    """The connector secret depends on the flow's binding and key, and stays server-side."""
     signer = FlowSigner([KEY])
-    flow, other = a_flow(), a_flow()
+    flow, other = a_flow(), a_flow(binding=signer.new_binding()[1])
     sealed = signer.seal(flow)
     attempt = signer.attempt(flow, sealed, "http://cb")
     assert attempt.state == sealed
@@ -117,3 +120,16 @@ def test_the_login_secret_is_stable_per_flow_and_never_in_the_state() -> None:
     assert attempt.secret != FlowSigner([OLD_KEY]).attempt(flow, sealed, "http://cb").secret
     assert attempt.secret.hex() not in sealed
     assert len(attempt.secret) == 32
+
+
+def test_the_state_the_identity_provider_sees_does_not_hold_the_cookie() -> None:
+    """The sealed flow travels as the provider's state; the browser's cookie is not in it,
+    so whoever reads the state cannot pose as the customer's browser."""
+    signer = FlowSigner([KEY])
+    cookie, binding = signer.new_binding()
+    sealed = signer.seal(a_flow(binding=binding))
+    assert cookie not in sealed
+    assert cookie not in b64decode(sealed.partition(".")[0]).decode()
+    assert signer.open(sealed, cookie, "initech").binding == binding
+    with pytest.raises(AuthorizePage):
+        signer.open(sealed, binding, "initech")

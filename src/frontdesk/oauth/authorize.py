@@ -20,7 +20,7 @@ from frontdesk.oauth.client_documents import ClientDocumentRefused, ClientDocume
 from frontdesk.oauth.clients import KnownClient
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect
-from frontdesk.oauth.flow import Flow, FlowSigner
+from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.pkce import CHALLENGE
 from frontdesk.oauth.redirects import is_registered
@@ -62,9 +62,13 @@ def _single(params: Mapping[str, Sequence[str]], name: str) -> str | None:
 
 
 async def check_authorize_request(
-    services: OAuthServices, signin: SigninCompany, params: Mapping[str, Sequence[str]]
+    services: OAuthServices,
+    signin: SigninCompany,
+    params: Mapping[str, Sequence[str]],
+    binding: str,
 ) -> tuple[KnownClient, Flow]:
-    """The verified client and the sign-in to run, or an error page or redirect."""
+    """The verified client and the sign-in to run, bound to the browser by ``binding``, or
+    an error page or redirect."""
     settings = services.settings
     tenant_key = signin.tenant_key
     client_id = _single(params, "client_id")
@@ -116,7 +120,7 @@ async def check_authorize_request(
         # Scopes we do not offer are dropped, not refused (frontdesk.scopes).
         scope=scopes.resolve(_single(params, "scope")),
         resource=settings.mcp_url(tenant_key) if resource is not None else None,
-        nonce=FlowSigner.new_nonce(),
+        binding=binding,
     )
     return client, flow
 
@@ -130,7 +134,8 @@ class Authorize:
         signin = await services.signin_company(request, page=True)
         company = signin.company
         params = {key: request.query_params.getlist(key) for key in request.query_params}
-        client, flow = await check_authorize_request(services, signin, params)
+        cookie, binding = services.flows.new_binding()
+        client, flow = await check_authorize_request(services, signin, params, binding)
         sealed = services.flows.seal(flow)
         if len(sealed) > MAX_SIGNED_LENGTH:
             # It would fail verification at consent and read as "expired": refuse it now.
@@ -156,5 +161,5 @@ class Authorize:
             flow=sealed,
             consent_url=f"{services.settings.issuer(company.tenant_key)}/consent",
         )
-        browser.bind(services, response, company.tenant_key, flow.nonce)
+        browser.bind(services, response, company.tenant_key, cookie)
         return response
