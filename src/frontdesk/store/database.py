@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 if TYPE_CHECKING:
     from frontdesk.store.change_feed import ChangeFeed
     from frontdesk.store.postgres import AsyncpgPool
+    from frontdesk.store.sqlite_lookups import SqliteAccessReader
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -79,14 +80,25 @@ def for_reads(engine: AsyncEngine) -> AsyncEngine:
 
 class Database:
     """One engine per process, shared by every repository; on PostgreSQL also asyncpg's
-    pools for the hot statements (store.postgres)."""
+    pools for the hot statements (store.postgres), on a SQLite file a synchronous reader
+    for the access-token lookup (store.sqlite_lookups)."""
 
     def __init__(self, url: str, pool_size: int = 20) -> None:
         self.url = url
         self.driver_pool: AsyncpgPool | None = None
         self.lookup_pool: AsyncpgPool | None = None
         self.grant_changes: ChangeFeed | None = None
-        if make_url(url).get_backend_name() == "postgresql":
+        self.access_reader: SqliteAccessReader | None = None
+        parsed = make_url(url)
+        backend, file = parsed.get_backend_name(), parsed.database
+        # A file named by its path, which another connection can open: not a database in
+        # memory (the engine's one connection holds it), nor one opened with options in the
+        # URL's query (a "file:" URI among them). Those are read through the engine only.
+        if backend == "sqlite" and file and file != ":memory:" and not parsed.query:
+            from frontdesk.store.sqlite_lookups import SqliteAccessReader
+
+            self.access_reader = SqliteAccessReader(file)
+        if backend == "postgresql":
             from frontdesk.store.change_feed import ChangeFeed
             from frontdesk.store.postgres import KEYED_STATEMENTS, PLANNED_PER_RUN, AsyncpgPool
 
@@ -114,6 +126,8 @@ class Database:
             await connection.execute(text("SELECT 1"))
 
     async def close(self) -> None:
+        if self.access_reader is not None:
+            self.access_reader.close()
         if self.grant_changes is not None:
             await self.grant_changes.close()
         for pool in (self.driver_pool, self.lookup_pool):
