@@ -9,7 +9,6 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-Headers = list[tuple[bytes, bytes]]
 
 JSON_CONTENT = (b"content-type", b"application/json")
 _HEADER_INDEX = "frontdesk.headers"
