@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import urlencode
 
 import httpx
@@ -111,12 +112,7 @@ class OidcLogin:
             id_token = response.json()["id_token"]
         except (ValueError, KeyError, TypeError):
             raise LoginFailed("The company's sign-in sent no identity.") from None
-        claims = await self._verify(id_token, nonce(attempt))
-        return Identity(
-            subject=str(claims["sub"]),
-            email=claims.get("email") if isinstance(claims.get("email"), str) else None,
-            name=claims.get("name") if isinstance(claims.get("name"), str) else None,
-        )
+        return identity_from(await self._verify(id_token, nonce(attempt)))
 
     async def _verify(self, id_token: str, expected_nonce: str) -> dict[str, Any]:
         metadata = await self._provider()
@@ -171,3 +167,37 @@ class OidcLogin:
         except (httpx.HTTPError, ValueError, KeyError, TypeError, JoseError) as error:
             raise ProviderUnavailable("The company's sign-in could not be reached.") from error
         return self._metadata
+
+
+# OpenID Connect Core 1.0, section 2: sub is at most 255 ASCII characters; the store keeps
+# it in a column of that size (and PostgreSQL refuses a NUL in text).
+MAX_SUBJECT = 255
+MAX_EMAIL = 320  # RFC 5321: 64 for the local part, @, 255 for the domain
+MAX_NAME = 200
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def identity_from(claims: dict[str, Any]) -> Identity:
+    """The customer an ID token's claims name; LoginFailed for a subject Frontdesk cannot
+    keep, so that an odd provider gives a clean sign-in error, never a server error. An email
+    or name that does not fit is left out rather than refusing the customer."""
+    subject = claims.get("sub")
+    if (
+        not isinstance(subject, str)
+        or not 0 < len(subject) <= MAX_SUBJECT
+        or not subject.isascii()
+        or _UNPRINTABLE.search(subject)
+    ):
+        raise LoginFailed("The company's sign-in sent an identity Frontdesk cannot use.")
+    email = claims.get("email")
+    name = claims.get("name")
+    return Identity(
+        subject=subject,
+        email=email if _printable(email) and len(email) <= MAX_EMAIL else None,
+        # A display name: cut rather than lost.
+        name=name[:MAX_NAME] if _printable(name) else None,
+    )
+
+
+def _printable(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and bool(value) and _UNPRINTABLE.search(value) is None
