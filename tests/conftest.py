@@ -96,6 +96,10 @@ def make_settings(sqlite_url: str) -> Callable[..., Settings]:
             "seed_demo": False,
             "access_log": False,
             "log_json": True,
+            # Tests send many token requests from one address; the tests of the OAuth limit
+            # itself set their own (tests/oauth/test_oauth_limits.py).
+            "oauth_rate_limit": "1000000000/minute",
+            "oauth_client_rate_limit": "1000000000/minute",
         }
         values.update(overrides)
         return Settings(**values)

@@ -117,6 +117,7 @@ class Environment:
                 # every grant, but the one load generator (one address, 32 clients) is never
                 # refused.
                 "FRONTDESK_OAUTH_RATE_LIMIT": "100000000/minute",
+                "FRONTDESK_OAUTH_CLIENT_RATE_LIMIT": "100000000/minute",
             }
         )
         if server is not None:

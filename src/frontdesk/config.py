@@ -85,8 +85,12 @@ class Settings(BaseModel):
     # Per client address on client registration: stricter, as registrations are stored.
     registration_rate_limit: str = "20/minute"
     # Per client address on the token endpoint and the sign-in callback, counted before
-    # anything is read from the database; the token endpoint also counts per client id.
-    oauth_rate_limit: str = "120/minute"
+    # anything is read from the database. As generous as the MCP limit: customers behind
+    # one address (an office, a carrier's NAT) share it.
+    oauth_rate_limit: str = "600/minute"
+    # Per client id at the token endpoint, from any address. Far higher: a client metadata
+    # document's id is one for every user of that product (every Claude user of a company).
+    oauth_client_rate_limit: str = "20000/minute"
     # Clients whose X-Forwarded-For we believe (the load balancers in front of us).
     trusted_proxies: list[str] = Field(default_factory=list)
     # Networks a company's backend may resolve to besides public addresses (SSRF guard),
@@ -162,7 +166,9 @@ class Settings(BaseModel):
                 )
         return value
 
-    @field_validator("mcp_rate_limit", "registration_rate_limit", "oauth_rate_limit")
+    @field_validator(
+        "mcp_rate_limit", "registration_rate_limit", "oauth_rate_limit", "oauth_client_rate_limit"
+    )
     @classmethod
     def _rate_limit_parses(cls, value: str) -> str:
         # Checked here so that a typo stops start-up rather than every company's first load.

@@ -92,6 +92,9 @@ def service_environment(
             "FRONTDESK_DATABASE_URL": database_url,
             "FRONTDESK_SECRET_KEYS": TEST_SECRET,
             "FRONTDESK_SEED_DEMO": "true",
+            # Load tests refresh tokens from one address far faster than any customer would.
+            "FRONTDESK_OAUTH_RATE_LIMIT": "1000000000/minute",
+            "FRONTDESK_OAUTH_CLIENT_RATE_LIMIT": "1000000000/minute",
             # The python provider imports tests.fixtures.tools from the repository root.
             "PYTHONPATH": str(ROOT),
             "PYTHONUNBUFFERED": "1",

@@ -24,7 +24,7 @@ async def test_the_token_endpoint_refuses_an_address_past_its_limit(serve: Serve
 
 async def test_the_token_endpoint_counts_a_client_id_from_every_address(serve: Serve) -> None:
     """One client id named from many addresses is limited as well."""
-    served = await serve(oauth_rate_limit="2/minute")
+    served = await serve(oauth_rate_limit="2/minute", oauth_client_rate_limit="2/minute")
     form = {"grant_type": "authorization_code", "code": "guess", "client_id": "shared"}
     statuses = []
     for number in range(3):

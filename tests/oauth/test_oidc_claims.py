@@ -29,7 +29,7 @@ def test_a_usable_identity_keeps_its_fields() -> None:
 
 def test_an_email_or_name_that_does_not_fit_is_left_out_or_cut() -> None:
     """The customer still signs in: an odd email is dropped, a long name cut."""
-    claims = {"sub": "abc", "email": "a\x00@example.com", "name": "N" * 500}
+    claims: dict[str, Any] = {"sub": "abc", "email": "a\x00@example.com", "name": "N" * 500}
     assert identity_from(claims) == Identity("abc", None, "N" * 200)
     claims = {"sub": "abc", "email": "e" * 321, "name": 7}
     assert identity_from(claims) == Identity("abc", None, None)

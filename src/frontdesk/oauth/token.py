@@ -26,6 +26,7 @@ class Token:
     def __init__(self, services: OAuthServices) -> None:
         self._services = services
         self._limit = parse_rate_limit(services.settings.oauth_rate_limit)
+        self._client_limit = parse_rate_limit(services.settings.oauth_client_rate_limit)
 
     async def token(self, request: Request) -> Response:
         services = self._services
@@ -35,7 +36,9 @@ class Token:
         await services.limit(self._limit, "token", tenant_key, services.address(request))
         signin = await services.signin_company(request)
         form = await read_form(request)
-        await services.limit(self._limit, "token-client", tenant_key, client_id_of(request, form))
+        await services.limit(
+            self._client_limit, "token-client", tenant_key, client_id_of(request, form)
+        )
         client_id = await authenticated_client(services, request, signin, form)
         grant = token_request(form)
         tenant = signin.tenant_key
