@@ -191,13 +191,20 @@ def pytest_terminal_summary(
 def pytest_runtest_makereport(
     item: pytest.Item,
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """A failing test shows the tail of every log its processes wrote in its tmp_path."""
+    """A failing test shows, for every log its processes wrote in its tmp_path, each line
+    that is not an access line (warnings, errors, tracebacks, worker restarts: what explains
+    a failure that happened early in the run), then the log's tail."""
     report = yield
     directory = getattr(item, "funcargs", {}).get("tmp_path")
     if report.failed and isinstance(directory, Path):
         for log in sorted(directory.rglob("*.log")):
-            printed = log.read_text(errors="replace")[-LOG_TAIL:]
-            report.sections.append((f"{log.relative_to(directory)} (tail)", printed))
+            text = log.read_text(errors="replace")
+            notable = [line for line in text.splitlines() if '"event":"request"' not in line]
+            name = log.relative_to(directory)
+            report.sections.append(
+                (f"{name} (all but access lines)", "\n".join(notable)[-LOG_TAIL:])
+            )
+            report.sections.append((f"{name} (tail)", text[-LOG_TAIL:]))
     return report
 
 
