@@ -51,7 +51,7 @@ class BodyDeadline:
             return
         body = TimedBody(scope, receive, send, self._seconds)
         try:
-            await self._app(scope, body.receive, send)
+            await self._app(scope, body.receive, body.send)
         except Exception:
             # Once the client has its 408, whatever the application makes of the
             # disconnection it was told of (a framework answering it with a 500 that can
@@ -61,7 +61,9 @@ class BodyDeadline:
 
 
 class TimedBody:
-    """The ``receive`` of one request, every wait for its body bounded by one deadline."""
+    """The ``receive`` of one request, every wait for its body bounded by one deadline, and
+    its ``send``, which closes the connection after an answer given before the whole body
+    was read."""
 
     __slots__ = ("_deadline", "_receive", "_scope", "_send", "body_done", "timed_out")
 
@@ -91,6 +93,16 @@ class TimedBody:
         if message["type"] != "http.request" or not message.get("more_body", False):
             self.body_done = True
         return message
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and not self.body_done:
+            # Answered before the body was read whole (a refusal that needed no body: an
+            # unknown company, a rate limit, an outage). The rest of the body may still be
+            # on its way, and the server then closes the connection after the answer, under
+            # a client that would reuse it for its next request: it is told so instead
+            # (RFC 9112 section 9.6), and opens a new one.
+            message["headers"] = [*message.get("headers", ()), (b"connection", b"close")]
+        await self._send(message)
 
     async def _answer_timeout(self) -> None:
         try:
