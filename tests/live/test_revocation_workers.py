@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,14 +71,28 @@ def whoami_on_fresh_connection(port: int, token: str, workers: list[int]) -> tup
         f"Content-Length: {len(body)}\r\n\r\n"
     ).encode() + body
     with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as connection:
+        # Read before the answer: a refusal given before the body was read closes the
+        # connection with it (frontdesk.body_deadline), and its server end goes with it.
+        worker = accepting_worker(port, connection.getsockname()[1], workers)
         connection.sendall(request)
         status, answer = read_answer(connection.recv)
         if status == 200:
             result = json.loads(answer)["result"]
             assert result["isError"] is False, result
             assert result["structuredContent"]["subject"] == "dev:peter@initech.example"
-        worker = serving_worker(port, connection.getsockname()[1], workers)
     return status, worker
+
+
+def accepting_worker(port: int, client_port: int, workers: list[int]) -> int:
+    """The worker that accepted the connection from ``client_port``, once it has."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        found = serving_workers(port, client_port, workers)
+        if found:
+            [worker] = found
+            return worker
+        assert time.monotonic() < deadline, f"no worker accepted the connection {client_port}"
+        time.sleep(0.01)
 
 
 def read_answer(receive: Callable[[int], bytes]) -> tuple[int, bytes]:
@@ -99,8 +114,9 @@ def read_answer(receive: Callable[[int], bytes]) -> tuple[int, bytes]:
     return int(lines[0].split()[1]), body
 
 
-def serving_worker(port: int, client_port: int, workers: list[int]) -> int:
-    """The worker holding the server's end of the connection from ``client_port``."""
+def serving_workers(port: int, client_port: int, workers: list[int]) -> list[int]:
+    """The worker holding the server's end of the connection from ``client_port`` (none
+    before it is accepted)."""
     server_ends = set()
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
         fields = line.split()
@@ -108,5 +124,4 @@ def serving_worker(port: int, client_port: int, workers: list[int]) -> int:
         remote_port = int(fields[2].rsplit(":", 1)[1], 16)
         if local_port == port and remote_port == client_port and fields[3] == ESTABLISHED:
             server_ends.add(int(fields[9]))
-    [worker] = [pid for pid in workers if socket_inodes(pid) & server_ends]
-    return worker
+    return [pid for pid in workers if socket_inodes(pid) & server_ends]
