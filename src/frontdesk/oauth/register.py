@@ -23,7 +23,7 @@ from starlette.responses import Response
 
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.credentials import Kind, mint
-from frontdesk.oauth.errors import InvalidClientMetadata, InvalidRedirectUri, RateLimited
+from frontdesk.oauth.errors import InvalidClientMetadata, InvalidRedirectUri
 from frontdesk.oauth.forms import bounded_body, media_type
 from frontdesk.oauth.redirects import check_redirect_uri
 from frontdesk.oauth.rendering import JSON, NO_STORE
@@ -102,10 +102,7 @@ class Registration:
     async def register(self, request: Request) -> Response:
         services = self._services
         signin = await services.signin_company(request)
-        address = services.addresses.resolve(request.scope)
-        verdict = await services.limiter.hit(self._limit, "register", address)
-        if not verdict.allowed:
-            raise RateLimited(verdict.retry_after)
+        await services.limit(self._limit, "register", services.address(request))
         if media_type(request) != "application/json":
             raise InvalidClientMetadata("the registration must be sent as application/json")
         body = await bounded_body(request, MAX_REGISTRATION_BYTES)

@@ -71,12 +71,7 @@ def _server_meta(context: RequestContext, meta: Any = None) -> dict[str, Any] | 
 
 def _completed(context: RequestContext, result: dict[str, Any]) -> dict[str, Any]:
     result["resultType"] = COMPLETE
-    meta = result.get("_meta")
-    result["_meta"] = (
-        context.company.server_info_meta
-        if meta is None
-        else {**meta, SERVER_INFO_KEY: context.company.server_info}
-    )
+    result["_meta"] = _server_meta(context, result.get("_meta"))
     return result
 
 
