@@ -47,6 +47,7 @@ from granian.log import LogLevels
 from frontdesk.body_deadline import BodyDeadline
 from frontdesk.config import Settings
 from frontdesk.errors import CannotListen
+from frontdesk.rsgi_bridge import RsgiBridge
 
 APP = "frontdesk.http_server:served_app"
 # How long a worker may take to finish its requests after SIGTERM before it is killed:
@@ -72,8 +73,9 @@ def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> Non
             factory=True,
             address=host,
             port=port,
-            # The ASGI interface with its lifespan: the services start and stop in each worker.
-            interface=Interfaces.ASGI,
+            # Granian's own interface: the application is ASGI, bridged in Python
+            # (rsgi_bridge.py, whose lifespan starts and stops the services in each worker).
+            interface=Interfaces.RSGI,
             workers=workers,
             # Restarted, as uvicorn's supervisor did, rather than the whole service stopping.
             respawn_failed_workers=True,
@@ -120,14 +122,14 @@ def _shared_metrics_dir(base: Path | None) -> Iterator[None]:
         shutil.rmtree(shared, ignore_errors=True)
 
 
-def served_app() -> BodyDeadline:
+def served_app() -> RsgiBridge:
     """The application each worker serves (Granian calls this factory in the worker)."""
     # Imported here, in the worker: the supervisor and the other commands never build one.
     from frontdesk.app import create_app
 
     _stop_with_supervisor()
     settings = Settings()
-    return BodyDeadline(create_app(settings), settings.body_read_timeout_seconds)
+    return RsgiBridge(BodyDeadline(create_app(settings), settings.body_read_timeout_seconds))
 
 
 def _stop_with_supervisor() -> None:
