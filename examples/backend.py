@@ -18,12 +18,13 @@ One ``POST /tools`` per call, with a JSON body::
 
     {"tenant": "demo", "tool": "loyalty_points", "arguments": {},
      "customer": {"subject": "dev:ada@example.com", "email": "ada@example.com",
-                  "name": "Ada", "scopes": ["email", "profile"]},
+                  "email_verified": false, "name": "Ada", "scopes": ["email", "profile"]},
      "request_id": "8e6fb5f808517c57", "call_id": "3f0c9a6d1e2b4c58a7d6e5f4",
      "input_methods": ["elicitation/create"], "input_responses": null, "request_state": null}
 
 ``customer`` is the signed-in customer, or ``null`` for a guest; ``email`` is there only
-when the customer granted the ``email`` scope and ``name`` only with ``profile``.
+when the customer granted the ``email`` scope and ``name`` only with ``profile``;
+``email_verified`` is true only when the company's identity provider vouched for the address.
 ``request_id`` is in Frontdesk's logs too; ``call_id`` is new for every call.
 ``input_methods`` is what the customer's client can be asked (see "Asking the customer").
 The headers::

@@ -19,6 +19,7 @@ def production(**values: Any) -> Settings:
         "env": "production",
         "base_url": "https://eu.frontdesk.example",
         "secret_keys": [STRONG_KEY],
+        "data_keys": [STRONG_KEY],
     }
     return Settings(**{**defaults, **values})
 

@@ -180,14 +180,18 @@ def test_applications_in_one_process_keep_their_own_counts() -> None:
 
 
 async def test_metrics_never_carry_a_tenant_key_or_a_path(client: httpx.AsyncClient) -> None:
-    """MCP calls for any tenant, and probes of odd paths, leave no key or path in /metrics."""
+    """MCP calls for any tenant, and probes of odd paths, leave no path in /metrics, and no
+    tenant key but an active company's, as its company label (metrics.py)."""
     await client.post("/v1/acme/mcp", json=INITIALIZE)
     await client.post("/v1/secret-tenant-42/mcp", json=INITIALIZE)
     await client.get("/probe-for-admin-panel")
     text = (await client.get("/metrics")).text
     assert 'route="mcp",status="200"' in text
     assert 'route="mcp",status="404"' in text
-    for leaked in ("acme", "secret-tenant-42", "probe-for-admin-panel"):
+    assert 'company="acme",route="mcp",status="200"' in text
+    assert 'company="unknown",route="mcp",status="404"' in text
+    assert text.count("acme") == text.count('company="acme"')
+    for leaked in ("secret-tenant-42", "probe-for-admin-panel"):
         assert leaked not in text
 
 

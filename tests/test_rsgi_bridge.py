@@ -81,10 +81,12 @@ def test_a_request_arrives_as_an_asgi_scope(served: tuple[str, Path]) -> None:
     assert seen["method"] == "POST"
     assert seen["path"] == "/echo"
     assert seen["query"] == "a=1&b=%20two"
-    assert seen["client"][0] == "127.0.0.1" and isinstance(seen["client"][1], int)
+    assert seen["client"][0] == "127.0.0.1"
+    assert isinstance(seen["client"][1], int)
     assert ["x-one", "1"] in seen["headers"]
     # A small declared body is read in one call and handed over in one message.
-    assert seen["pieces"] == [8] and seen["size"] == 8
+    assert seen["pieces"] == [8]
+    assert seen["size"] == 8
     # The lifespan ran before serving, and its state reaches each request.
     assert (marks / "started").read_text() == "yes"
     assert seen["state"] == "from the lifespan"
@@ -112,7 +114,8 @@ def test_a_chunked_body_is_handed_over_whole(served: tuple[str, Path]) -> None:
 def test_a_bodiless_request_is_served(served: tuple[str, Path]) -> None:
     base_url, _marks = served
     seen = httpx.get(base_url + "/echo").json()
-    assert seen["size"] == 0 and seen["method"] == "GET"
+    assert seen["size"] == 0
+    assert seen["method"] == "GET"
 
 
 def test_a_streamed_answer_arrives_whole(served: tuple[str, Path]) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import gc
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -16,14 +18,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from frontdesk import __version__
+from frontdesk.account.routes import account_routes
+from frontdesk.allowed_methods import one_route_per_path
 from frontdesk.asgi import Receive, Scope, Send
 from frontdesk.companies.providers import ProviderFactory
 from frontdesk.companies.registry import CompanyRegistry
+from frontdesk.companies.sealed_secrets import unset_variables
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
 from frontdesk.edge import Edge, protect, request_id_of
+from frontdesk.log_throttle import outage_warnings
 from frontdesk.login.connectors import LoginConnectors
-from frontdesk.metrics import EXPOSITION_CONTENT_TYPE, Metrics
+from frontdesk.metrics import EXPOSITION_CONTENT_TYPE, Metrics, bearer_matches, unauthorized
 from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth.client_documents import ClientDocuments
 from frontdesk.oauth.clients import ClientDirectory
@@ -39,16 +45,26 @@ from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.endpoint import McpEndpoint
 from frontdesk.protocol.request_state import RequestStates
 from frontdesk.protocol.sessions import SessionSigner
+from frontdesk.purging import PeriodicPurge
 from frontdesk.ratelimit import RateLimiter, parse_rate_limit
+from frontdesk.secret_box import SecretBox
+from frontdesk.store.bounds import Timeouts
 from frontdesk.store.clients import ClientRepository
 from frontdesk.store.companies import CompanyRepository
+from frontdesk.store.connected_clients import ConnectedClients
+from frontdesk.store.consents import ConsentRepository
 from frontdesk.store.customers import CustomerRepository
 from frontdesk.store.database import Database
 from frontdesk.store.grants import GrantRepository
 from frontdesk.store.outage import OUTAGE_TYPES
+from frontdesk.store.pool_use import pool_use
+from frontdesk.store.spent_flows import SpentFlowRepository
 from frontdesk.tools.addresses import AddressPolicy
 
 log = structlog.get_logger(__name__)
+
+# The longest /readyz takes, below a balancer's usual probe timeout.
+READY_SECONDS = 1.5
 
 
 @dataclass
@@ -72,8 +88,12 @@ class Services:
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
-        database = Database(settings.database_url, settings.database_pool_size)
-        companies = CompanyRepository(database.engine)
+        database = Database(
+            settings.database_url,
+            settings.database_pool_size,
+            Timeouts.within(settings.database_timeout_seconds),
+        )
+        companies = CompanyRepository(database.engine, SecretBox(settings.data_keys))
         outbound = OutboundClients()
         # The operator's reviewed backends may be allowed private networks; metadata
         # documents, which anyone can name, are fetched from public addresses only
@@ -81,14 +101,16 @@ class Services:
         addresses = AddressPolicy(settings.backend_allowed_networks)
         providers = ProviderFactory(outbound, addresses)
         documents = ClientDocuments(outbound, on_loopback=settings.client_documents_on_loopback)
+        registry = CompanyRegistry(companies, settings, providers)
         return cls(
             settings=settings,
             database=database,
             companies=companies,
-            registry=CompanyRegistry(companies, settings, providers),
+            registry=registry,
             sessions=SessionSigner(settings.secret_keys, settings.session_ttl_seconds),
             limiter=RateLimiter(settings.redis_url),
-            metrics=Metrics(),
+            # A request's company is a label only when the registry holds it active.
+            metrics=Metrics(registry.remembered),
             access_log=AccessLog(settings.log_json) if settings.access_log else None,
             clients=ClientDirectory(ClientRepository(database.engine), documents),
             customers=CustomerRepository(database.engine),
@@ -108,6 +130,11 @@ class Services:
                 tenant=stored.tenant_key,
                 mcp_url=self.settings.mcp_url(stored.tenant_key),
             )
+            # Served all the same (its other tools, its listings); the call or sign-in that
+            # needs the secret logs the error again and is answered plainly.
+            for warning in unset_variables(stored.tenant_key, stored.definition):
+                log.warning("company_secret_unset", tenant=stored.tenant_key, error=warning)
+        self.metrics.start(functools.partial(pool_use, self.database))
         _tune_collector()
 
     async def stop(self) -> None:
@@ -207,14 +234,21 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
         return JSONResponse({"status": "ok"})
 
     async def readyz(_request: Request) -> Response:
+        # Answered within READY_SECONDS whatever the database does: a probe that hangs on
+        # a stalled database would keep a balancer guessing instead of routing around it.
         try:
-            await services.database.ping()
+            async with asyncio.timeout(READY_SECONDS):
+                await services.database.ping()
         except Exception as error:
-            log.warning("not_ready", reason=type(error).__name__)
+            outage_warnings.warning(log, "not_ready", reason=type(error).__name__)
             return JSONResponse({"status": "unavailable", "database": "unreachable"}, 503)
         return JSONResponse({"status": "ok", "database": services.database.backend})
 
-    async def metrics(_request: Request) -> Response:
+    metrics_token = services.settings.metrics_token
+
+    async def metrics(request: Request) -> Response:
+        if metrics_token is not None and not bearer_matches(request, metrics_token):
+            return unauthorized()
         return Response(services.metrics.exposition(), media_type=EXPOSITION_CONTENT_TYPE)
 
     interface = files("frontdesk").joinpath("openapi.yaml").read_bytes()
@@ -236,9 +270,13 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         await services.start()
+        # The retention purge, in the background of serving workers only (frontdesk.purging).
+        purge = PeriodicPurge.for_database(services.database, services.settings)
+        purge.start()
         try:
             yield
         finally:
+            await purge.stop()
             await services.stop()
 
     oauth = OAuthServices(
@@ -250,18 +288,29 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
         logins=services.logins,
         limiter=services.limiter,
         addresses=addresses,
-        flows=FlowSigner(services.settings.secret_keys),
+        flows=FlowSigner(
+            services.settings.secret_keys, SpentFlowRepository(services.database.engine)
+        ),
+        consents=ConsentRepository(services.database.engine),
     )
     return Starlette(
-        routes=[
-            # OAuth first: its token endpoint is the busiest route here (oauth.routes).
-            *oauth_routes(oauth),
-            Route("/", index),
-            Route("/healthz", healthz),
-            Route("/readyz", readyz),
-            Route("/metrics", metrics),
-            Route("/openapi.yaml", openapi),
-        ],
+        # One route per path, answering OPTIONS and naming all its methods in Allow.
+        routes=one_route_per_path(
+            [
+                # OAuth first: its token endpoint is the busiest route here (oauth.routes).
+                *oauth_routes(oauth),
+                # The customer's own page (frontdesk.account).
+                *account_routes(
+                    oauth,
+                    ConnectedClients(services.database.engine, services.database.grant_changes),
+                ),
+                Route("/", index),
+                Route("/healthz", healthz),
+                Route("/readyz", readyz),
+                Route("/metrics", metrics),
+                Route("/openapi.yaml", openapi),
+            ]
+        ),
         exception_handlers={
             OAuthError: render_oauth_error,
             AuthorizePage: render_authorize_page,

@@ -2,36 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
 
 import click
 import orjson
-from pydantic import ValidationError
 
-from frontdesk import operations
-from frontdesk.config import Settings
-from frontdesk.errors import CannotListen, ConfigurationError, DatabaseNotReady
-
-T = TypeVar("T")
-
-
-def _settings() -> Settings:
-    try:
-        return Settings()
-    except (ValidationError, ConfigurationError) as error:
-        raise click.ClickException(f"invalid settings: {error}") from None
-
-
-def _run(work: Callable[[], Awaitable[T]]) -> T:
-    try:
-        return asyncio.run(work())  # type: ignore[arg-type]
-    except ConfigurationError as error:
-        raise click.ClickException(str(error)) from None
+from frontdesk import cli_admin, operations
+from frontdesk.cli_common import local_base_url
+from frontdesk.cli_common import run as _run
+from frontdesk.cli_common import settings as _settings
+from frontdesk.errors import CannotListen, DatabaseNotReady
+from frontdesk.purging import purge_now
+from frontdesk.store.companies import ApplyOutcome
 
 
 @click.group()
@@ -44,9 +28,13 @@ def main() -> None:
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
 def serve(host: str, port: int, workers: int) -> None:
-    """Run the service."""
+    """Run the service. Without FRONTDESK_BASE_URL it advertises http://HOST:PORT."""
+    settings = _settings()
+    if "base_url" not in settings.model_fields_set and port != 0:
+        # The URLs the service writes (metadata, redirects) must reach this very listener.
+        settings = _settings(base_url=local_base_url(host, port))
     try:
-        operations.serve(_settings(), host=host, port=port, workers=workers)
+        operations.serve(settings, host=host, port=port, workers=workers)
     except (DatabaseNotReady, CannotListen) as error:
         raise click.ClickException(str(error)) from None
 
@@ -58,12 +46,32 @@ def companies() -> None:
 
 @companies.command("apply")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-def companies_apply(file: Path) -> None:
-    """Create or update every company in FILE (YAML or JSON); the same file twice is a no-op."""
+@click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
+def companies_apply(file: Path, dry_run: bool) -> None:
+    """Create or update every company in FILE (YAML or JSON); the same file twice is a no-op.
+    Companies the file leaves out are left as they are."""
     settings = _settings()
-    outcomes = _run(lambda: operations.apply_companies_file(settings, file))
+    if dry_run:
+        plan = _run(lambda: operations.plan_companies_file(settings, file, warn=_warn))
+        for tenant_key, change in plan.items():
+            click.echo(f"{tenant_key}: {_planned(change)}")
+        click.echo("dry run: nothing was written")
+        return
+    outcomes = _run(lambda: operations.apply_companies_file(settings, file, warn=_warn))
     for tenant_key, outcome in outcomes.items():
         click.echo(f"{tenant_key}: {outcome.value}")
+
+
+def _warn(text: str) -> None:
+    click.echo(f"warning: {text}", err=True)
+
+
+def _planned(change: operations.PlannedChange) -> str:
+    if change.outcome is ApplyOutcome.UNCHANGED:
+        return "unchanged"
+    if change.fields:
+        return f"would be {change.outcome.value} ({', '.join(change.fields)})"
+    return f"would be {change.outcome.value}"
 
 
 @companies.command("list")
@@ -80,11 +88,9 @@ def companies_list() -> None:
 @companies.command("show")
 @click.argument("tenant_key")
 def companies_show(tenant_key: str) -> None:
-    """Print one company's definition as JSON."""
+    """Print one company's definition as JSON, its secrets redacted."""
     settings = _settings()
     definition = _run(lambda: operations.show_company(settings, tenant_key))
-    if definition is None:
-        raise click.ClickException(f"no company has the tenant key {tenant_key!r}")
     sys.stdout.write(orjson.dumps(definition, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
@@ -98,15 +104,31 @@ def audit() -> None:
 @click.option("--since", type=click.DateTime(), help="Only events at or after this UTC time.")
 @click.option("--event", "events", multiple=True, help="Only these events (repeatable).")
 @click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 10_000))
+@click.option("--customer", help="Only events of this customer's grants (subject or email).")
 def audit_list(
-    tenant_key: str, since: datetime | None, events: tuple[str, ...], limit: int
+    tenant_key: str,
+    since: datetime | None,
+    events: tuple[str, ...],
+    limit: int,
+    customer: str | None,
 ) -> None:
     """Print the company's security events as JSON lines, newest first."""
     settings = _settings()
     moment = since.replace(tzinfo=UTC) if since is not None else None
-    found = _run(lambda: operations.audit_events(settings, tenant_key, moment, list(events), limit))
+    found = _run(
+        lambda: operations.audit_events(
+            settings, tenant_key, moment, list(events), limit, customer=customer
+        )
+    )
     for event in found:
         sys.stdout.write(orjson.dumps(event.to_json()).decode() + "\n")
+
+
+companies.add_command(cli_admin.companies_deactivate)
+companies.add_command(cli_admin.companies_activate)
+companies.add_command(cli_admin.companies_delete)
+main.add_command(cli_admin.clients)
+main.add_command(cli_admin.grants)
 
 
 @main.group()
@@ -120,3 +142,16 @@ def db_upgrade() -> None:
     settings = _settings()
     _run(lambda: operations.upgrade_database(settings))
     click.echo("database is up to date")
+
+
+@main.command()
+@click.option("--dry-run", is_flag=True, help="Count what would be deleted; delete nothing.")
+def purge(dry_run: bool) -> None:
+    """Delete now what is past its retention (expired codes and tokens, ended families,
+    spent sign-in flows, never-used clients, old audit events); print the count per kind."""
+    settings = _settings()
+    report = _run(lambda: purge_now(settings, dry_run=dry_run))
+    for kind, deleted in report.counts.items():
+        click.echo(f"{kind}: {deleted}")
+    if dry_run:
+        click.echo("dry run: nothing was deleted")

@@ -29,8 +29,12 @@ MAX_BATCH = 20
 # Only a development deployment may run on this key; production refuses it.
 DEV_SECRET_KEY = "frontdesk-development-key-not-for-production-use"  # noqa: S105
 MIN_SECRET_KEY_LENGTH = 32
+# Likewise for the keys company secrets are encrypted under (secret_box.py).
+DEV_DATA_KEY = "frontdesk-development-data-key-not-for-production-use"
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+# The database backends Frontdesk runs on, each with its async driver.
+DATABASE_SCHEMES = frozenset({"sqlite+aiosqlite", "postgresql+asyncpg"})
 
 
 class Environment(StrEnum):
@@ -68,14 +72,24 @@ class Settings(BaseModel):
     env: Environment = Environment.DEVELOPMENT
     base_url: str = "http://127.0.0.1:8000"
     region: Region = Region.EU
-    database_url: str = "sqlite+aiosqlite:///frontdesk.db"
+    # Relative to the working directory: ./scripts/serve and every `frontdesk` command run
+    # from the checkout share var/frontdesk.db, the one default.
+    database_url: str = "sqlite+aiosqlite:///var/frontdesk.db"
     # Connections each worker keeps open to PostgreSQL (plus up to 10 more under bursts).
     database_pool_size: int = Field(default=20, ge=1, le=200)
+    # The longest a statement may run, on the server too (PostgreSQL's statement_timeout);
+    # opening a connection and waiting for a pooled one get at most 3 s of it
+    # (store.bounds). Past it a request is answered 503 with Retry-After.
+    database_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
     redis_url: str | None = None
     # The first key signs; every key verifies, so a new key can be rolled in without
     # ending the sessions signed with the old one.
     secret_keys: list[str] = Field(default_factory=lambda: [DEV_SECRET_KEY])
     session_ttl_seconds: int = Field(default=24 * 3600, gt=0)
+    # The keys companies' secrets (client secrets, backend signing secrets) are encrypted
+    # under in the database: the first encrypts, every key decrypts, as with secret_keys.
+    # Separate from those, so rolling the session keys never touches stored secrets.
+    data_keys: list[str] = Field(default_factory=lambda: [DEV_DATA_KEY])
     # How long a company's definition is served from memory before it is read again;
     # changes made with `frontdesk companies apply` reach every instance within this time.
     company_cache_seconds: float = Field(default=5.0, ge=0)
@@ -108,6 +122,15 @@ class Settings(BaseModel):
     # turns retries off, so that any second use ends the token family (RFC 9700 4.14.2).
     # At most 10 minutes: for that long a stolen spent token could replace an unused pair.
     refresh_retry_seconds: int = Field(default=60, ge=0, le=600)
+    # Retention (store.retention). A dynamically registered client that has not obtained a
+    # token this many days after registering is deleted; 0 keeps every client.
+    unused_client_days: int = Field(default=30, ge=0, le=3650)
+    # Audit events older than this many days are deleted; 0 keeps them all. The default
+    # covers a yearly review with a month to spare.
+    audit_retention_days: int = Field(default=400, ge=0, le=36_500)
+    # How often each worker runs the purge (jittered, one instance at a time on PostgreSQL);
+    # 0 turns the periodic purge off, leaving `frontdesk purge` to the operator.
+    purge_interval_seconds: int = Field(default=3600, ge=0, le=7 * 86_400)
     # What one client may hold of a worker (http_server.py). The request line and headers
     # together, in bytes: a longer head is answered 431 (RFC 6585 section 5). At least
     # 8 KiB, the smallest read buffer the HTTP server (hyper) accepts.
@@ -124,6 +147,9 @@ class Settings(BaseModel):
     # its workers keep their metrics (metrics.py); the system's temporary directory if unset.
     # A memory-backed file system (/dev/shm) keeps those writes off the disk.
     metrics_dir: DirectoryPath | None = None
+    # When set, /metrics answers only a request bearing it (Authorization: Bearer ...);
+    # without it, /metrics is open to whoever can reach the port (app.py).
+    metrics_token: str | None = Field(default=None, min_length=16, max_length=256)
     seed_demo: bool | None = None
     auto_migrate: bool = True
     log_level: str = "INFO"
@@ -135,6 +161,7 @@ class Settings(BaseModel):
 
     _split = field_validator(
         "secret_keys",
+        "data_keys",
         "trusted_proxies",
         "allowed_hosts",
         "cors_origins",
@@ -151,6 +178,19 @@ class Settings(BaseModel):
         if parts.query or parts.fragment:
             raise ValueError("must not carry a query or a fragment")
         return value.rstrip("/")
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_is_supported(cls, value: str) -> str:
+        # Checked here, so that another database (or driver) is one line at start-up rather
+        # than a missing-module traceback at the first query.
+        scheme = value.split(":", 1)[0].lower() if ":" in value else ""
+        if scheme not in DATABASE_SCHEMES:
+            raise ValueError(
+                "must be sqlite+aiosqlite:///PATH or postgresql+asyncpg://USER@HOST/DATABASE,"
+                f" not {scheme or value!r}"
+            )
+        return value
 
     @field_validator("allowed_hosts")
     @classmethod
@@ -182,7 +222,7 @@ class Settings(BaseModel):
             ipaddress.ip_network(item, strict=False)
         return value
 
-    @field_validator("secret_keys")
+    @field_validator("secret_keys", "data_keys")
     @classmethod
     def _some_key(cls, value: list[str]) -> list[str]:
         if not value:
@@ -198,6 +238,13 @@ class Settings(BaseModel):
             problems.append("FRONTDESK_SECRET_KEYS still holds the development key")
         if any(len(key) < MIN_SECRET_KEY_LENGTH for key in self.secret_keys):
             problems.append(f"every secret key needs {MIN_SECRET_KEY_LENGTH} characters or more")
+        if any(key == DEV_DATA_KEY for key in self.data_keys):
+            problems.append(
+                "FRONTDESK_DATA_KEYS is not set (or still holds the development key):"
+                " company secrets would be encrypted under a key anyone can read"
+            )
+        if any(len(key) < MIN_SECRET_KEY_LENGTH for key in self.data_keys):
+            problems.append(f"every data key needs {MIN_SECRET_KEY_LENGTH} characters or more")
         if self.base_scheme != "https" and self.base_host not in LOOPBACK_HOSTS:
             problems.append("FRONTDESK_BASE_URL must be https unless it is a loopback address")
         if self.seed_demo:

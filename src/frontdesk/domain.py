@@ -13,6 +13,9 @@ class Customer(NamedTuple):
     email: str | None
     name: str | None
     scopes: frozenset[str]
+    # Whether the company's identity provider vouched for ``email`` (OpenID Connect's
+    # email_verified: true); False for any other answer or none, and when there is no email.
+    email_verified: bool = False
 
 
 class Caller(NamedTuple):

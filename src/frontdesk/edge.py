@@ -104,6 +104,15 @@ def route_label(path: str) -> str:
     return "other"
 
 
+def tenant_key_of(path: str) -> str | None:
+    """The tenant key a company's path (``/v1/{tenantKey}/...``) names, as written: the
+    metrics name it only when it is an active company's (``Metrics.record_company``)."""
+    if not path.startswith("/v1/"):
+        return None
+    end = path.find("/", 4)
+    return path[4:] if end == -1 else path[4:end]
+
+
 def protect(app: App, settings: Settings) -> App:
     """``app`` behind Starlette's Host check (DNS-rebinding protection) and CORS."""
     cors = CORSMiddleware(
@@ -147,6 +156,8 @@ class Edge:
         )
         scope[_REQUEST_ID_KEY] = request_id
         bound = REQUEST_ID.set(request_id)
+        # The events deeper down (sign-ins, tokens, backend calls) count in this app's metrics.
+        recording = self._metrics.entered()
         request_id_header = (b"x-request-id", request_id.encode())
         status = 0
 
@@ -174,6 +185,7 @@ class Edge:
             # No answer and no failure: the client went away first (499, as nginx logs it).
             self._record(scope, status or 499, started, request_id)
             REQUEST_ID.reset(bound)
+            self._metrics.left(recording)
 
     @staticmethod
     def _has_two_hosts(scope: Scope) -> bool:
@@ -199,11 +211,15 @@ class Edge:
         elapsed = time.perf_counter() - started
         if BODY_TIMED_OUT in scope:
             status = 408
-        route = route_label(scope["path"])
+        path: str = scope["path"]
+        route = route_label(path)
         method = scope["method"]
         self._metrics.record(
             route, method if method in _METHOD_LABELS else "other", status, elapsed
         )
+        tenant_key = tenant_key_of(path)
+        if tenant_key is not None:
+            self._metrics.record_company(tenant_key, route, status, elapsed)
         if self._access_log is not None:
             # The path only: query strings can carry codes and state that must not be logged.
             self._access_log.write(request_id, scope["method"], scope["path"], status, elapsed)

@@ -44,6 +44,7 @@ class AccessRecord(NamedTuple):
     subject: str
     email: str | None
     name: str | None
+    email_verified: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,17 +6,29 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from frontdesk.administration import UnknownCompany, UnknownTarget
+from frontdesk.command_database import DatabaseMissing, DatabaseUnreachable, Use, opened, reaching
+from frontdesk.companies.definition import CompaniesFile
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.companies.production import production_problems
+from frontdesk.companies.sealed_secrets import (
+    SecretsUnreadable,
+    open_secrets,
+    redact_secrets,
+    unset_variables,
+)
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
 from frontdesk.errors import ConfigurationError, DatabaseNotReady
 from frontdesk.http_server import check_address, serve_http
+from frontdesk.secret_box import SecretBox
+from frontdesk.store.admin import Administration
 from frontdesk.store.audit import AuditEvent, AuditLog
 from frontdesk.store.companies import ApplyOutcome, CompanyRepository
 from frontdesk.store.database import Database
@@ -35,6 +47,9 @@ def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
     # too (they are forked from it).
     if settings.auto_migrate or settings.should_seed_demo:
         _prepare_database_in_child(settings)
+    # The workers read their settings from the environment; the base URL may be one the
+    # command derived from --host and --port (cli.serve), which they must advertise too.
+    os.environ["FRONTDESK_BASE_URL"] = settings.base_url
     os.environ["FRONTDESK_AUTO_MIGRATE"] = "false"
     os.environ["FRONTDESK_SEED_DEMO"] = "false"
     if settings.should_seed_demo:
@@ -50,8 +65,15 @@ def _prepare_database_in_child(settings: Settings) -> None:
     child = subprocess.run(
         [sys.executable, "-P", "-m", "frontdesk.operations"],
         input=settings.model_dump_json().encode(),
+        stderr=subprocess.PIPE,
         check=False,
     )
+    said = child.stderr.decode(errors="replace").strip()
+    if child.returncode == EXIT_TOLD:
+        # An expected failure (an unreachable database), told in the child's one line.
+        raise DatabaseNotReady(said)
+    if said:
+        print(said, file=sys.stderr, flush=True)
     if child.returncode != 0:
         raise DatabaseNotReady(
             f"the database could not be migrated or seeded (exit code {child.returncode});"
@@ -59,35 +81,111 @@ def _prepare_database_in_child(settings: Settings) -> None:
         )
 
 
+# The exit code of a child that failed as expected and said why in one line on stderr.
+EXIT_TOLD = 3
+
+
 async def prepare_database(settings: Settings) -> None:
     """Migrate (when FRONTDESK_AUTO_MIGRATE) and seed the demo company (when asked)."""
     database = Database(settings.database_url)
     try:
         if settings.auto_migrate:
-            await database.migrate()
+            await reaching(settings.database_url, database.migrate())
         if settings.should_seed_demo:
-            await seed_demo_company(CompanyRepository(database.engine))
+            await reaching(
+                settings.database_url, seed_demo_company(company_repository(settings, database))
+            )
     finally:
         await database.close()
 
 
-async def _with_database(settings: Settings) -> Database:
-    database = Database(settings.database_url)
-    if settings.auto_migrate:
-        await database.migrate()
-    return database
+def company_repository(settings: Settings, database: Database) -> CompanyRepository:
+    """The companies, their secrets sealed under the operator's FRONTDESK_DATA_KEYS."""
+    return CompanyRepository(database.engine, SecretBox(settings.data_keys))
 
 
 async def upgrade_database(settings: Settings) -> None:
-    database = Database(settings.database_url)
+    """Create the database if it is a SQLite file not there yet, and migrate it."""
+    async with opened(settings, Use.UPGRADE):
+        pass
+
+
+async def apply_companies_file(
+    settings: Settings, path: Path, warn: Callable[[str], None] | None = None
+) -> dict[str, ApplyOutcome]:
+    """Apply ``path``; ``warn`` is told each ``*_env`` variable this process lacks (applied
+    all the same: the instances that serve may have it, but most often it is a typo), and
+    that a new database is created, when the configured SQLite file is not there."""
+    companies = _companies_to_apply(settings, path, warn)
+    async with opened(settings, Use.SET_UP, notice=warn) as database:
+        return await apply_companies(company_repository(settings, database), companies)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedChange:
+    """What ``companies apply`` would do to one company: its outcome and, for an update,
+    the top-level fields that differ (never their values: they may hold secrets)."""
+
+    outcome: ApplyOutcome
+    fields: tuple[str, ...] = ()
+
+
+async def plan_companies_file(
+    settings: Settings, path: Path, warn: Callable[[str], None] | None = None
+) -> dict[str, PlannedChange]:
+    """What applying ``path`` would change, per company, writing nothing (a dry run): the
+    same checks as ``apply_companies_file``, and the same comparison as
+    CompanyRepository.apply."""
+    companies = _companies_to_apply(settings, path, warn)
+    documents = [company.model_dump(mode="json", by_alias=True) for company in companies.companies]
     try:
-        await database.migrate()
-    finally:
-        await database.close()
+        async with opened(settings) as database:
+            repository = company_repository(settings, database)
+            stored = {
+                document["tenant_key"]: await repository.get(document["tenant_key"])
+                for document in documents
+            }
+    except DatabaseMissing as missing:
+        if warn is not None:
+            warn(f"no database at {missing.path} yet: `companies apply` would create it")
+        stored = {}
+    box = SecretBox(settings.data_keys)
+    plan: dict[str, PlannedChange] = {}
+    for document in documents:
+        key = document["tenant_key"]
+        current = stored.get(key)
+        if current is None:
+            plan[key] = PlannedChange(ApplyOutcome.CREATED)
+            continue
+        try:
+            opened_definition, stale = open_secrets(key, current.definition, box)
+        except SecretsUnreadable:
+            opened_definition, stale = {}, True
+        fields = tuple(
+            sorted(
+                name
+                for name in opened_definition.keys() | document.keys()
+                if opened_definition.get(name) != document.get(name)
+            )
+        )
+        if fields:
+            plan[key] = PlannedChange(ApplyOutcome.UPDATED, fields)
+        elif stale:
+            plan[key] = PlannedChange(ApplyOutcome.RESEALED)
+        else:
+            plan[key] = PlannedChange(ApplyOutcome.UNCHANGED)
+    return plan
 
 
-async def apply_companies_file(settings: Settings, path: Path) -> dict[str, ApplyOutcome]:
+def _companies_to_apply(
+    settings: Settings, path: Path, warn: Callable[[str], None] | None
+) -> CompaniesFile:
     companies = read_companies_file(path)
+    if warn is not None:
+        for company in companies.companies:
+            document = company.model_dump(mode="json", by_alias=True)
+            for warning in unset_variables(company.tenant_key, document):
+                warn(warning)
     if settings.is_production:
         problems = [
             problem for company in companies.companies for problem in production_problems(company)
@@ -95,11 +193,7 @@ async def apply_companies_file(settings: Settings, path: Path) -> dict[str, Appl
         if problems:
             # Nothing is applied: the file is all or nothing.
             raise ConfigurationError("not for production: " + "; ".join(problems))
-    database = await _with_database(settings)
-    try:
-        return await apply_companies(CompanyRepository(database.engine), companies)
-    finally:
-        await database.close()
+    return companies
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,11 +206,8 @@ class CompanyRow:
 
 
 async def list_companies(settings: Settings) -> list[CompanyRow]:
-    database = await _with_database(settings)
-    try:
-        stored = await CompanyRepository(database.engine).all()
-    finally:
-        await database.close()
+    async with opened(settings) as database:
+        stored = await company_repository(settings, database).all()
     return [
         CompanyRow(
             tenant_key=row.tenant_key,
@@ -129,13 +220,13 @@ async def list_companies(settings: Settings) -> list[CompanyRow]:
     ]
 
 
-async def show_company(settings: Settings, tenant_key: str) -> dict[str, Any] | None:
-    database = await _with_database(settings)
-    try:
-        stored = await CompanyRepository(database.engine).get(tenant_key)
-    finally:
-        await database.close()
-    return None if stored is None else stored.definition
+async def show_company(settings: Settings, tenant_key: str) -> dict[str, Any]:
+    """The company's definition as stored, every secret redacted (none is opened)."""
+    async with opened(settings) as database:
+        stored = await company_repository(settings, database).get(tenant_key)
+    if stored is None:
+        raise UnknownCompany(tenant_key)
+    return redact_secrets(stored.definition)
 
 
 async def audit_events(
@@ -144,16 +235,33 @@ async def audit_events(
     since: datetime | None,
     events: list[str],
     limit: int,
+    customer: str | None = None,
 ) -> list[AuditEvent]:
-    database = await _with_database(settings)
-    try:
+    """The company's events, newest first; only those about ``customer``'s grants when
+    given. A deleted company's events stay readable until their retention ends."""
+    async with opened(settings) as database:
+        admin = Administration(database.engine)
+        if not await admin.company_exists(tenant_key) and (
+            customer is not None or not await admin.has_audit_events(tenant_key)
+        ):
+            raise UnknownCompany(tenant_key)
+        if customer is not None:
+            if not await admin.customer_exists(tenant_key, customer):
+                raise UnknownTarget(
+                    f"company {tenant_key!r} has no customer whose subject or email is {customer!r}"
+                )
+            return await admin.audit_of_customer(
+                tenant_key, customer, since=since, events=events or None, limit=limit
+            )
         return await AuditLog(database.engine).list(
             tenant_key, since=since, events=events or None, limit=limit
         )
-    finally:
-        await database.close()
 
 
 if __name__ == "__main__":
     # The child process of serve: prepare the database for the settings on stdin.
-    asyncio.run(prepare_database(Settings.model_validate_json(sys.stdin.buffer.read())))
+    try:
+        asyncio.run(prepare_database(Settings.model_validate_json(sys.stdin.buffer.read())))
+    except DatabaseUnreachable as error:
+        print(error, file=sys.stderr)
+        sys.exit(EXIT_TOLD)

@@ -1,8 +1,9 @@
 """The outbound HTTP clients: one for the companies' identity providers, one for their
-tool backends, one for client metadata documents. Each is made on first use, with httpx
-itself: a worker whose companies have neither an OpenID Connect login nor an HTTP tool, and
-whose customers use no metadata-document client, never loads them (about 4 MB a worker, the
-TLS context with its CA bundle included)."""
+tool backends, one for client metadata documents; what a call may reach, how long it may
+take and how much it may bring back is the outbound policy's (outbound_policy). Each client
+is made on first use, with httpx itself: a worker whose companies have neither an OpenID
+Connect login nor an HTTP tool, and whose customers use no metadata-document client, never
+loads them (about 4 MB a worker, the TLS context with its CA bundle included)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import httpx
 
-# A call to an identity provider: discovery, keys, the code exchange.
+# A call to an identity provider: discovery, keys, the code exchange. Each step (discovery
+# with keys; the exchange) is bounded as a whole by the outbound policy (login.oidc); the
+# per-phase timeout only backs that deadline up. Discovery documents, key sets and token
+# answers are a few kilobytes; the cap applies to the decoded body.
 LOGIN_TIMEOUT_SECONDS = 10.0
+LOGIN_MAX_ANSWER_BYTES = 1024 * 1024
 # Tool backends: each call is bounded by its tool's own timeout, so only connecting is
 # limited here. One pool, so that busy tools reuse connections.
 BACKEND_CONNECT_TIMEOUT_SECONDS = 10.0
@@ -42,7 +47,13 @@ class OutboundClients:
             self._logins = httpx.AsyncClient(
                 verify=self._tls_context(),
                 timeout=LOGIN_TIMEOUT_SECONDS,
+                # Never kept alive, for the reason given for documents below: each call is
+                # made to an address checked for its name (outbound_policy.pinned_stream).
+                # A sign-in makes two or three calls at most.
+                limits=httpx.Limits(max_keepalive_connections=0),
                 follow_redirects=False,
+                # No proxy from the environment: it would resolve the name past the policy.
+                trust_env=False,
             )
         return self._logins
 

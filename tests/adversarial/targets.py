@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import string
+import unicodedata
 from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import parse_qsl
@@ -25,7 +26,7 @@ from frontdesk.oauth.errors import (
     InvalidRequest,
     OAuthError,
 )
-from frontdesk.oauth.forms import MAX_FORM_BYTES, read_form
+from frontdesk.oauth.forms import MAX_FORM_BYTES, READ_PARAMETERS, read_form
 from frontdesk.oauth.register import MAX_REDIRECT_URIS, RegistrationRequest, parse_registration
 from frontdesk.protocol.errors import InvalidRequest as RpcInvalidRequest
 from frontdesk.protocol.errors import ParseError, RpcError
@@ -165,12 +166,19 @@ def _check_form(data: bytes, parsed: Any) -> None:
         # Values reach hashing and PostgreSQL: each must be real text.
         name.encode("utf-8")
         value.encode("utf-8")
-    # The body was ASCII, and no name was given twice (RFC 6749 3.1).
+    # The body was ASCII, and no parameter the endpoints read was given twice (RFC 6749
+    # 3.1); unrecognised ones are ignored, repeated or not (3.2), and the first value kept.
     assert data.isascii()
-    assert len(parse_qsl(data.decode("ascii"), keep_blank_values=True)) == len(parsed)
+    given = parse_qsl(data.decode("ascii"), keep_blank_values=True)
+    names = [name for name, _ in given]
+    assert {*names} == parsed.keys()
+    assert all(names.count(name) == 1 for name in parsed if name in READ_PARAMETERS)
 
 
 # Registration (SPEC 2.3) ----------------------------------------------------------------
+
+# Unicode categories a client_name may not hold (oauth/client_names.py).
+_HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
 
 
 def registration_document(document: object) -> bool:
@@ -194,11 +202,16 @@ def _check_registration(document: object, request: RegistrationRequest) -> None:
         assert acceptable_redirect_uri(uri), uri
     name = request.client_name
     if name is not None:
-        assert len(name) <= 200
-        assert not any(ord(char) < 0x20 or ord(char) == 0x7F for char in name)
+        assert 0 < len(name) <= 200
+        # Nothing a consent page would not show as itself: no control, format (bidi,
+        # zero-width), private-use, surrogate or line/paragraph separator character.
+        assert not any(unicodedata.category(char) in _HIDDEN for char in name), name
+        assert name == name.strip()
         name.encode("utf-8")
-    # Whatever method was asked for, the client is public (RFC 7591 3.2.1).
-    assert "token_endpoint_auth_method" not in request.model_dump()
+    # Whatever method was asked for, it was one a client could mean (a string); the
+    # client is registered public whatever it was (RFC 7591 3.2.1, oauth/register.py).
+    method = document.get("token_endpoint_auth_method")
+    assert method is None or isinstance(method, str)
     # What is stored must serialise as the JSON it came from.
     orjson.dumps(request.redirect_uris)
 

@@ -260,7 +260,8 @@ TARGETED: dict[str, bytes] = {
     "id-under-64-bits": b'{"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"}',
     "id-huge": b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}',
     "id-exponent": b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
-    "id-negative-zero": b'{"jsonrpc":"2.0","id":-0.0,"method":"ping"}',
+    # -0.0 is a whole number, so the integer 0 (docs/design.md, MCP endpoint); -0.5 is not.
+    "id-negative-fraction": b'{"jsonrpc":"2.0","id":-0.5,"method":"ping"}',
     "id-nan": b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}',
     "param-infinity": b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":-1e99999}}',
     "param-huge-int": b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":'

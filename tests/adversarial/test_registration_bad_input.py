@@ -6,6 +6,7 @@ not a URI character."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 import httpx
@@ -159,10 +160,22 @@ def documents(draw: st.DrawFn) -> Any:
 
 
 def is_valid_registration(document: Any) -> bool:
-    """SPEC 2.3 and DESIGN, stated apart from the validator: redirect URIs decide; a name is
-    cleaned, an auth method answered with none, more grants and response types than ours
-    accepted as long as ours are among them (RFC 7591 3.2.1)."""
+    """SPEC 2.3 and DESIGN, stated apart from the validator: redirect URIs decide; a name
+    must be text a consent page shows as itself, an auth method a string (answered with
+    none), more grants and response types than ours accepted as long as ours are among
+    them (RFC 7591 3.2.1)."""
     if not isinstance(document, dict):
+        return False
+    name = document.get("client_name")
+    if name is not None and (
+        not isinstance(name, str)
+        or len(name) > 200
+        or len(unicodedata.normalize("NFC", name)) > 200
+        or any(unicodedata.category(char) in {"Cc", "Cf", "Co", "Cs", "Zl", "Zp"} for char in name)
+    ):
+        return False
+    method = document.get("token_endpoint_auth_method")
+    if method is not None and not isinstance(method, str):
         return False
     uris = document.get("redirect_uris")
     if not isinstance(uris, list) or not 1 <= len(uris) <= MAX_REDIRECT_URIS:

@@ -98,7 +98,9 @@ companies:
         f"sqlite+aiosqlite:///{workdir / 'frontdesk.db'}",
         workdir,
         port=service_port,
-        extra_env={SECRET_ENV: RP_SECRET},
+        # The provider listens on loopback, which identity providers may reach only when
+        # the operator opens it (outbound_policy).
+        extra_env={SECRET_ENV: RP_SECRET, "FRONTDESK_BACKEND_ALLOWED_NETWORKS": "127.0.0.0/8"},
         extra_companies_files=[companies],
     ) as service:
         yield service

@@ -23,6 +23,7 @@ from sqlalchemy import Table, update
 
 from frontdesk.app import Frontdesk
 from frontdesk.companies.files import apply_companies, read_companies_file
+from frontdesk.oauth.remembered import REMEMBERED_COOKIE
 from tests.conftest import BASE_URL
 
 Json = dict[str, Any]
@@ -178,7 +179,11 @@ async def consent_page(
     scope: str | None = None,
     state: str | None = "client-state",
 ) -> httpx.Response:
-    """The consent page for a valid authorize request; it binds the browser with a cookie."""
+    """The consent page for a valid authorize request; it binds the browser with a cookie.
+
+    Asked as a browser that remembers no customer: one that does skips the page for a
+    client its customer allowed before (oauth.remembered)."""
+    client.cookies.delete(REMEMBERED_COOKIE)
     params = authorize_params(client_id, pkce, redirect_uri=redirect_uri, scope=scope, state=state)
     response = await authorize(client, params, tenant)
     assert response.status_code == 200, response.headers.get("location", response.text)
@@ -247,14 +252,19 @@ async def sign_in(
     name: str = "Peter Gibbons",
     redirect_uri: str = REDIRECT_URI,
 ) -> SignIn:
-    """Run authorize → consent (Allow) → dev login; the code the client is sent back with."""
+    """Run authorize → consent (Allow, unless allowed before) → dev login; the code the
+    client is sent back with."""
     if client_id is None:
         client_id = await register(client, tenant, redirect_uris=[redirect_uri])
     pkce = Pkce.new()
-    page = await consent_page(
-        client, client_id, pkce, tenant, scope=scope, state=state, redirect_uri=redirect_uri
-    )
-    allowed = await decide(client, flow_of(page), tenant=tenant)
+    params = authorize_params(client_id, pkce, redirect_uri=redirect_uri, scope=scope, state=state)
+    page = await authorize(client, params, tenant)
+    if page.status_code == 303:
+        # This browser's customer allowed the client before: no consent page, straight on to
+        # the login (oauth.remembered).
+        allowed = page
+    else:
+        allowed = await decide(client, flow_of(page), tenant=tenant)
     back = redirect_params(await dev_login(client, allowed, email=email, name=name), redirect_uri)
     assert back.get("state") == state
     return SignIn(

@@ -335,6 +335,7 @@ async def test_the_dev_login_is_refused_in_production(serve: Serve) -> None:
     served = await serve(
         env="production",
         secret_keys=["production-secret-key-0123456789-abcdefghijkl"],
+        data_keys=["production-data-key-0123456789-abcdefghijklm"],
         base_url=PRODUCTION_URL,
     )
     browser = served.client

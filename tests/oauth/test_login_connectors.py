@@ -14,6 +14,7 @@ PRODUCTION = Settings(
     env="production",
     base_url="https://eu.frontdesk.example",
     secret_keys=["production-secret-key-0123456789-abcdefghijkl"],
+    data_keys=["production-data-key-0123456789-abcdefghijklm"],
 )
 
 

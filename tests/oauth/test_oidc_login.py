@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import select
 
 from frontdesk.app import Frontdesk
+from frontdesk.config import Settings
 from frontdesk.store.tables import customers
 from tests.conftest import BASE_URL, REQUIRE_SERVICES
 from tests.oauth import flows
@@ -99,6 +100,17 @@ companies:
 
 
 ApplyCompany = Callable[[str], Awaitable[None]]
+
+
+@pytest.fixture
+def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Settings]:
+    """The test provider listens on loopback, which the operator must open to identity
+    providers as to backends (FRONTDESK_BACKEND_ALLOWED_NETWORKS, outbound_policy)."""
+
+    def make(**overrides: Any) -> Settings:
+        return make_settings(**{"backend_allowed_networks": ["127.0.0.0/8"], **overrides})
+
+    return make
 
 
 @pytest.fixture

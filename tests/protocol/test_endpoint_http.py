@@ -182,7 +182,7 @@ INVALID_MESSAGES: dict[str, object] = {
     "id-true": {"jsonrpc": "2.0", "id": True, "method": "ping"},
     "id-false": {"jsonrpc": "2.0", "id": False, "method": "ping"},
     "id-float": {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
-    "id-whole-float": {"jsonrpc": "2.0", "id": 1.0, "method": "ping"},
+    "id-large-float": {"jsonrpc": "2.0", "id": 2.0**63, "method": "ping"},
     "id-null": {"jsonrpc": "2.0", "id": None, "method": "ping"},
     "id-object": {"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"},
     "id-array": {"jsonrpc": "2.0", "id": [1], "method": "ping"},

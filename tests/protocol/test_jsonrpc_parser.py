@@ -41,11 +41,13 @@ json_values = st.recursive(
     max_leaves=12,
 )
 params_objects = st.dictionaries(st.text(), json_values, max_size=5)
-# Everything JSON can say that is not a string or an integer.
+# Everything JSON can say that is not a string or an integer (of 64 bits, signed or not).
 bad_ids = st.one_of(
     st.none(),
     st.booleans(),
-    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(allow_nan=False, allow_infinity=False).filter(
+        lambda number: not number.is_integer() or not -(2**63) < number < 2**63
+    ),
     st.lists(json_scalars, max_size=3),
     st.dictionaries(st.text(), json_scalars, max_size=3),
 )
@@ -109,9 +111,30 @@ def test_an_empty_batch_is_refused() -> None:
 def test_an_id_that_is_not_a_string_or_integer_is_refused(
     message: dict[str, Any], bad_id: object
 ) -> None:
-    """An id of null, a boolean, a float, an array or an object is refused (SPEC 2.9)."""
+    """An id of null, a boolean, a fraction, an array or an object is refused (SPEC 2.9)."""
     with pytest.raises(InvalidRequest):
         parse_body(encode({**message, "id": bad_id}))
+
+
+@pytest.mark.parametrize("number", [-(2**63) - 1, -(2**63) - 512, -(2**64), 2**64, 10**30])
+def test_an_integer_past_64_bits_is_refused(number: int) -> None:
+    """orjson reads it as a float, which would answer with another id: refused instead."""
+    with pytest.raises(InvalidRequest):
+        parse_body(b'{"jsonrpc": "2.0", "method": "ping", "id": %d}' % number)
+
+
+@quick
+@given(messages(), st.integers(min_value=-(2**53), max_value=2**53))
+def test_an_integer_written_with_a_fraction_or_exponent_is_that_integer(
+    message: dict[str, Any], number: int
+) -> None:
+    """7.0 and 7e0 are the integer 7 (JSON Schema's integer, which openapi.yaml names)."""
+    for spelled in (f"{number}.0", f"{number}e0"):
+        without_id = {key: value for key, value in message.items() if key != "id"}
+        raw = b'{"id":' + spelled.encode() + b"," + encode(without_id)[1:]
+        [parsed] = parse_body(raw).messages
+        assert parsed.id == number
+        assert type(parsed.id) is int
 
 
 @quick

@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 
 from frontdesk.store import postgres
+from frontdesk.store.bounds import Timeouts
 from frontdesk.store.postgres import AsyncpgPool, DatabaseUnavailable, driver_dsn
 
 REFUSED = "postgresql+asyncpg://postgres@127.0.0.1:1/none"
@@ -159,10 +160,17 @@ async def test_a_refused_connection_is_an_outage() -> None:
         await pool.close()
 
 
-async def test_waiting_for_a_busy_connection_is_bounded(
-    single: AsyncpgPool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(postgres, "ACQUIRE_SECONDS", 0.2)
+async def test_waiting_for_a_busy_connection_is_bounded(postgres_url: str) -> None:
+    single = AsyncpgPool(
+        postgres_url, max_size=1, session_settings={}, timeouts=Timeouts(acquire=0.2)
+    )
+    try:
+        await _wait_for_a_busy_connection(single)
+    finally:
+        await single.close()
+
+
+async def _wait_for_a_busy_connection(single: AsyncpgPool) -> None:
     release = asyncio.Event()
     holding = asyncio.Event()
 
@@ -183,11 +191,12 @@ async def test_waiting_for_a_busy_connection_is_bounded(
 
 
 async def test_a_statement_the_server_does_not_answer_in_time_is_an_outage(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    postgres_url: str,
 ) -> None:
     """A stalled server (here, a statement that takes too long) ends in a 503, not a hang."""
-    monkeypatch.setattr(postgres, "COMMAND_SECONDS", 0.2)
-    pool = AsyncpgPool(postgres_url, max_size=1, session_settings={})
+    pool = AsyncpgPool(
+        postgres_url, max_size=1, session_settings={}, timeouts=Timeouts(statement=0.2)
+    )
     try:
         with pytest.raises(DatabaseUnavailable):
             async with pool.connection() as connection:

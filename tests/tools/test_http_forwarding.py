@@ -68,7 +68,8 @@ async def test_a_guest_call_is_posted_with_a_null_customer(
 async def test_a_signed_in_call_carries_the_customer(
     serve: Serve, backend: ScriptedBackend
 ) -> None:
-    """subject, email, name and the sorted scopes of the customer reach the backend."""
+    """subject, email (unverified: anyone may type one into the dev login), name and the
+    sorted scopes of the customer reach the backend."""
     served = await serve(
         company("initrode", http_tool("points", ok(backend), access="personal"), signin=True)
     )
@@ -81,6 +82,7 @@ async def test_a_signed_in_call_carries_the_customer(
     assert received.json()["customer"] == {
         "subject": "dev:ada@initrode.example",
         "email": "Ada@Initrode.example",
+        "email_verified": False,
         "name": "Ada L",
         "scopes": ["email", "profile"],
     }

@@ -1,8 +1,9 @@
 """The shape of a company, as operators declare it and as the database keeps it.
 
 One set of models serves both: ``frontdesk companies apply`` validates a file with them, the
-store keeps the validated document, and loading it back (with ``FROM_STORE``) validates it
-again, so a company that is served has always passed every check here.
+store keeps the validated document (its secrets sealed, companies.sealed_secrets), and
+loading it back (with ``FROM_STORE``) validates it again, so a company that is served has
+always passed every check here.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from frontdesk.companies.branding import Branding
 from frontdesk.companies.header_declarations import InvalidDeclaration, declarations
+from frontdesk.companies.sealed_secrets import not_redacted
 from frontdesk.config import LOOPBACK_HOSTS, Region
 from frontdesk.ratelimit import parse_rate_limit
 from frontdesk.schemas import InvalidSchema, SchemaCheck
@@ -72,6 +75,8 @@ class HttpProvider(Model):
     # The HMAC key shared with the backend; best kept out of the file (secret_env).
     secret: str | None = Field(default=None, min_length=16)
     secret_env: str | None = Field(default=None, pattern=r"^[A-Z_][A-Z0-9_]*$")
+
+    _secret_is_given = field_validator("secret")(not_redacted)
 
     @field_validator("url")
     @classmethod
@@ -287,6 +292,8 @@ class OidcLogin(Model):
     client_secret_env: str | None = Field(default=None, pattern=r"^[A-Z_][A-Z0-9_]*$")
     scopes: list[str] = Field(default_factory=lambda: ["openid", "email", "profile"])
 
+    _secret_is_given = field_validator("client_secret")(not_redacted)
+
     @model_validator(mode="after")
     def _one_secret(self) -> OidcLogin:
         if (self.client_secret is None) == (self.client_secret_env is None):
@@ -356,6 +363,8 @@ class CompanyDefinition(Model):
     # default applies when absent.
     rate_limit: str | None = None
     signin: SigninSetup | None = None
+    # Logo, colour and links on the sign-in pages (companies.branding).
+    branding: Branding | None = None
     tools: list[ToolDefinition] = Field(default_factory=list)
     resources: list[ResourceDefinition] = Field(default_factory=list)
     resource_templates: list[ResourceTemplateDefinition] = Field(default_factory=list)

@@ -40,7 +40,12 @@ class ProviderFactory:
                 if reference.secret_env is not None:
                     secret = os.environ.get(reference.secret_env)
                 if not secret:
-                    raise ToolUnavailableError(f"{reference.secret_env} is not set")
+                    # Logged with the company and the tool when the company is loaded
+                    # (catalog); the caller is only told the tool is unavailable.
+                    raise ToolUnavailableError(
+                        f"the environment variable {reference.secret_env} named by"
+                        " provider.secret_env is not set"
+                    )
                 parts = urlsplit(reference.url)
                 origin = f"{parts.scheme}://{parts.netloc.lower()}"
                 lane = self._lanes.setdefault(origin, asyncio.Semaphore(CONNECTIONS_PER_BACKEND))

@@ -16,7 +16,9 @@ from pydantic import ValidationError
 
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.definition import FROM_STORE, TENANT_KEY_PATTERN, CompanyDefinition
+from frontdesk.companies.files import describe
 from frontdesk.companies.providers import ProviderFactory
+from frontdesk.companies.sealed_secrets import SecretsUnreadable
 from frontdesk.config import Settings
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.outage import is_outage
@@ -138,10 +140,19 @@ class CompanyRegistry:
             company = loaded[1]
         else:
             try:
-                definition = CompanyDefinition.model_validate(stored.definition, context=FROM_STORE)
+                # Opened here, once per revision: the secrets are in clear only in memory.
+                document = self._repository.opened(stored)
+                definition = CompanyDefinition.model_validate(document, context=FROM_STORE)
+            except SecretsUnreadable as error:
+                # A data key retired too soon, or a row copied from another company: the
+                # operator is told which company and why, and it is served no secret.
+                log.error("company_secrets_unreadable", tenant=tenant_key, error=str(error))
+                return None
             except ValidationError as error:
-                # Only a hand-edited row can get here; serve nothing rather than half.
-                log.error("company_definition_invalid", tenant=tenant_key, error=str(error))
+                # Only a hand-edited row can get here; serve nothing rather than half. Each
+                # problem by its path and message only: pydantic's own text quotes the
+                # input, which can be a secret.
+                log.error("company_definition_invalid", tenant=tenant_key, error=describe(error))
                 return None
             company = ServedCompany(definition, self._settings.mcp_rate_limit, self._providers)
             self._loaded[tenant_key] = (stored.revision, company)

@@ -14,6 +14,9 @@ class Identity:
     subject: str
     email: str | None
     name: str | None
+    # True only when the login vouches for the address itself (OpenID Connect's
+    # email_verified); an address anyone could have typed or set is False.
+    email_verified: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from frontdesk.companies.definition import DevLogin as DevSetup
 from frontdesk.companies.definition import OidcLogin as OidcSetup
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.companies.production import issuer_is_safe
+from frontdesk.companies.sealed_secrets import secret_from_environment
 from frontdesk.config import Settings
 from frontdesk.login.connector import LoginConnector, LoginFailed
 from frontdesk.login.dev import DevLogin
-from frontdesk.outbound import OutboundClients
+from frontdesk.outbound import LOGIN_MAX_ANSWER_BYTES, LOGIN_TIMEOUT_SECONDS, OutboundClients
+from frontdesk.outbound_policy import OutboundPolicy
+from frontdesk.tools.addresses import AddressPolicy
 
 if TYPE_CHECKING:
     from frontdesk.login.oidc import OidcSettings
@@ -28,6 +30,15 @@ class LoginConnectors:
         # changed setup gets a new connector, an unchanged one keeps its cached provider
         # metadata and keys.
         self._oidc: dict[tuple[str, str], LoginConnector] = {}
+        # A company's identity provider is named in the operator-reviewed companies file,
+        # like its backends: the same networks are open to both. Plain http only outside
+        # production (which also refuses an http issuer, companies.production).
+        self._policy = OutboundPolicy(
+            AddressPolicy(settings.backend_allowed_networks),
+            allow_http=not settings.is_production,
+            limit_bytes=LOGIN_MAX_ANSWER_BYTES,
+            deadline_seconds=LOGIN_TIMEOUT_SECONDS,
+        )
 
     def for_company(self, tenant_key: str, setup: SigninSetup) -> LoginConnector:
         login = setup.login
@@ -48,16 +59,23 @@ class LoginConnectors:
                     from frontdesk.login.oidc import OidcLogin, OidcSettings
 
                     connector = OidcLogin(
-                        self._oidc_settings(login, OidcSettings), self._outbound.for_logins()
+                        self._oidc_settings(tenant_key, login, OidcSettings),
+                        self._outbound.for_logins(),
+                        self._policy,
                     )
                     self._oidc[key] = connector
                 return connector
 
     @staticmethod
-    def _oidc_settings(login: OidcSetup, settings: type[OidcSettings]) -> OidcSettings:
+    def _oidc_settings(
+        tenant_key: str, login: OidcSetup, settings: type[OidcSettings]
+    ) -> OidcSettings:
         secret = login.client_secret
         if login.client_secret_env is not None:
-            secret = os.environ.get(login.client_secret_env)
+            # Logged by name for the operator; the customer is only told it is unavailable.
+            secret = secret_from_environment(
+                tenant_key, "signin.login.client_secret_env", login.client_secret_env
+            )
         if not secret:
             raise LoginFailed(UNAVAILABLE)
         return settings(

@@ -3,30 +3,60 @@
 Authorization code flow with PKCE (S256) and a nonce, both derived from the sign-in's
 server-side secret; the id token is checked in full: signature against the provider's
 JWKS, issuer, audience, expiry, issue time and nonce. Provider metadata and keys are
-cached per issuer; an unknown key id triggers one refetch of the keys (key rotation).
+cached per issuer; an unknown key id triggers one refetch of the keys (key rotation), at
+most once every KEY_REFRESH_SECONDS.
+
+Every call to the provider goes through the outbound policy (frontdesk.outbound_policy):
+the discovery document names the key and token endpoints, so without it a provider could
+send the client secret, the code and the PKCE verifier to an internal address. Each step
+(discovery with keys; the code exchange) has one deadline, each answer a byte cap; a
+failed discovery is remembered for FAILURE_TTL_SECONDS, so that consents arriving while the
+provider is down or misbehaving do not each call it again. Whatever goes wrong is a
+ProviderUnavailable (the "try again later" sign-in error), logged with its reason and never
+with a secret, code or token.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 from urllib.parse import urlencode
 
 import httpx
+import orjson
+import structlog
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
+from frontdesk import __version__
 from frontdesk.login.connector import Identity, LoginAttempt, LoginFailed, ProviderUnavailable
+from frontdesk.outbound_policy import Answer, OutboundFailure, OutboundPolicy
 from frontdesk.signing import b64encode
 
+log = structlog.get_logger(__name__)
+
 METADATA_TTL_SECONDS = 3600
+# A failed discovery (or key refetch) is not retried for this long: the provider is not
+# called more than once per window however many customers try to sign in meanwhile.
+FAILURE_TTL_SECONDS = 30.0
+# An id token with an unknown key id refetches the keys, but not more often than this: a
+# stream of forged tokens cannot turn into a stream of calls to the provider.
+KEY_REFRESH_SECONDS = 30.0
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"]
+UNREACHABLE = "The company's sign-in could not be reached."
+HEADERS = {
+    "Accept": "application/json",
+    # The one coding decoded, within the cap (outbound_policy.read_capped).
+    "Accept-Encoding": "gzip",
+    "User-Agent": f"Frontdesk/{__version__} (OpenID Connect relying party)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +88,22 @@ def nonce(attempt: LoginAttempt) -> str:
 
 
 class OidcLogin:
-    def __init__(self, settings: OidcSettings, http: httpx.AsyncClient) -> None:
+    def __init__(
+        self,
+        settings: OidcSettings,
+        http: httpx.AsyncClient,
+        policy: OutboundPolicy,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._settings = settings
         self._http = http
+        self._policy = policy
+        self._clock = clock
         self._metadata: _ProviderMetadata | None = None
+        # One fetch of the metadata at a time: callers that waited find its outcome.
+        self._fetching = asyncio.Lock()
+        self._failed_until = 0.0
+        self._refreshed_at = float("-inf")
 
     async def begin(self, attempt: LoginAttempt) -> str:
         metadata = await self._provider()
@@ -92,26 +134,32 @@ class OidcLogin:
         if issuer is not None and issuer != self._settings.issuer:
             raise LoginFailed("The sign-in came back from an unexpected provider.")
         metadata = await self._provider()
-        try:
-            response = await self._http.post(
-                metadata.token_endpoint,
-                auth=(self._settings.client_id, self._settings.client_secret),
-                data={
-                    "grant_type": "authorization_code",
-                    "code": code,
-                    "redirect_uri": attempt.callback_url,
-                    "code_verifier": pkce_verifier(attempt),
-                },
-                headers={"accept": "application/json"},
-            )
-        except httpx.HTTPError as error:
-            raise ProviderUnavailable("The company's sign-in could not be reached.") from error
-        if response.status_code != 200:
+        form = urlencode(
+            {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": attempt.callback_url,
+                "code_verifier": pkce_verifier(attempt),
+            }
+        )
+        response = await self._call(
+            "token",
+            "POST",
+            metadata.token_endpoint,
+            self._policy.deadline(),
+            content=form.encode(),
+            auth=(self._settings.client_id, self._settings.client_secret),
+        )
+        # RFC 9110 15.6, RFC 6585 4: the provider says to come back later.
+        if response.status >= 500 or response.status in (408, 429):
+            self._log_unreachable("token", f"the token endpoint answered HTTP {response.status}")
+            raise ProviderUnavailable(UNREACHABLE)
+        if response.status != 200:
             raise LoginFailed("The company's sign-in did not accept this sign-in.")
-        try:
-            id_token = response.json()["id_token"]
-        except (ValueError, KeyError, TypeError):
-            raise LoginFailed("The company's sign-in sent no identity.") from None
+        answer = _json_object(response.body)
+        id_token = None if answer is None else answer.get("id_token")
+        if not isinstance(id_token, str):
+            raise LoginFailed("The company's sign-in sent no identity.")
         return identity_from(await self._verify(id_token, nonce(attempt)))
 
     async def _verify(self, id_token: str, expected_nonce: str) -> dict[str, Any]:
@@ -145,28 +193,112 @@ class OidcLogin:
         return jwt.decode(id_token, keys, algorithms=ALGORITHMS)
 
     async def _provider(self, refresh: bool = False) -> _ProviderMetadata:
-        cached = self._metadata
-        if cached and not refresh and time.monotonic() - cached.fetched_at < METADATA_TTL_SECONDS:
-            return cached
+        asked_at = self._clock()
+        async with self._fetching:
+            now = self._clock()
+            cached = self._metadata
+            if cached is not None and now - cached.fetched_at < METADATA_TTL_SECONDS:
+                # A refresh is skipped when another caller fetched while this one waited,
+                # or when the last refresh is too recent (KEY_REFRESH_SECONDS).
+                if not refresh or cached.fetched_at >= asked_at:
+                    return cached
+                if now < self._refreshed_at + KEY_REFRESH_SECONDS:
+                    return cached
+                self._refreshed_at = now
+            if now < self._failed_until:
+                raise ProviderUnavailable(UNREACHABLE)
+            try:
+                self._metadata = await self._fetch_metadata()
+            except ProviderUnavailable:
+                self._failed_until = self._clock() + FAILURE_TTL_SECONDS
+                raise
+            return self._metadata
+
+    async def _fetch_metadata(self) -> _ProviderMetadata:
+        # One deadline for discovery and keys together: the sign-in page waits on both.
+        deadline = self._policy.deadline()
         issuer = self._settings.issuer.rstrip("/")
+        answer = await self._call(
+            "discovery", "GET", f"{issuer}/.well-known/openid-configuration", deadline
+        )
+        discovery = self._document("discovery", answer)
+        # OpenID Connect Discovery 1.0, section 4.3: the issuer must be exactly ours.
+        if discovery.get("issuer") != self._settings.issuer:
+            self._log_unreachable("discovery", "the document names a different issuer")
+            raise ProviderUnavailable("The company's sign-in names a different issuer.")
+        endpoints: dict[str, str] = {}
+        for name in ("authorization_endpoint", "token_endpoint", "jwks_uri"):
+            value = discovery.get(name)
+            problem = "missing" if not isinstance(value, str) else self._policy.url_problem(value)
+            if not isinstance(value, str) or problem is not None:
+                self._log_unreachable("discovery", f"{name}: {problem}")
+                raise ProviderUnavailable(UNREACHABLE)
+            endpoints[name] = value
+        jwks = self._document(
+            "keys", await self._call("keys", "GET", endpoints["jwks_uri"], deadline)
+        )
         try:
-            discovery = (
-                (await self._http.get(f"{issuer}/.well-known/openid-configuration"))
-                .raise_for_status()
-                .json()
+            keys = KeySet.import_key_set(jwks)  # type: ignore[arg-type]
+        except (JoseError, ValueError, KeyError, TypeError) as error:
+            self._log_unreachable("keys", f"the key set is not usable ({type(error).__name__})")
+            raise ProviderUnavailable(UNREACHABLE) from None
+        return _ProviderMetadata(
+            authorization_endpoint=endpoints["authorization_endpoint"],
+            token_endpoint=endpoints["token_endpoint"],
+            keys=keys,
+            fetched_at=self._clock(),
+        )
+
+    async def _call(
+        self,
+        what: str,
+        method: str,
+        url: str,
+        deadline: float,
+        *,
+        content: bytes | None = None,
+        auth: tuple[str, str] | None = None,
+    ) -> Answer:
+        headers = dict(HEADERS)
+        if content is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        try:
+            return await self._policy.call(
+                self._http,
+                method,
+                url,
+                headers=headers,
+                content=content,
+                auth=auth,
+                deadline=deadline,
             )
-            if discovery.get("issuer") != self._settings.issuer:
-                raise ProviderUnavailable("The company's sign-in names a different issuer.")
-            jwks = (await self._http.get(discovery["jwks_uri"])).raise_for_status().json()
-            self._metadata = _ProviderMetadata(
-                authorization_endpoint=discovery["authorization_endpoint"],
-                token_endpoint=discovery["token_endpoint"],
-                keys=KeySet.import_key_set(jwks),
-                fetched_at=time.monotonic(),
-            )
-        except (httpx.HTTPError, ValueError, KeyError, TypeError, JoseError) as error:
-            raise ProviderUnavailable("The company's sign-in could not be reached.") from error
-        return self._metadata
+        except OutboundFailure as failure:
+            self._log_unreachable(what, str(failure))
+            raise ProviderUnavailable(UNREACHABLE) from None
+
+    def _document(self, what: str, answer: Answer) -> dict[str, Any]:
+        if answer.status != 200:
+            self._log_unreachable(what, f"the provider answered HTTP {answer.status}")
+            raise ProviderUnavailable(UNREACHABLE)
+        document = _json_object(answer.body)
+        if document is None:
+            self._log_unreachable(what, "the answer is not a JSON object")
+            raise ProviderUnavailable(UNREACHABLE)
+        return document
+
+    def _log_unreachable(self, what: str, reason: str) -> None:
+        # The reason names a host, an address, a status or a size: never a header or body.
+        log.warning(
+            "login_provider_unavailable", issuer=self._settings.issuer, call=what, reason=reason
+        )
+
+
+def _json_object(body: bytes) -> dict[str, Any] | None:
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return document if isinstance(document, dict) else None
 
 
 # OpenID Connect Core 1.0, section 2: sub is at most 255 ASCII characters; the store keeps
@@ -175,12 +307,21 @@ MAX_SUBJECT = 255
 MAX_EMAIL = 320  # RFC 5321: 64 for the local part, @, 255 for the domain
 MAX_NAME = 200
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
+# What no stored or forwarded text may hold: control characters (C0, DEL and C1), which
+# PostgreSQL refuses (NUL) or a backend may misread, and lone surrogates, which JSON's
+# "\ud800" escape yields and no UTF-8 encoder (PostgreSQL's, a backend's) accepts.
+_UNFIT = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def identity_from(claims: dict[str, Any]) -> Identity:
     """The customer an ID token's claims name; LoginFailed for a subject Frontdesk cannot
     keep, so that an odd provider gives a clean sign-in error, never a server error. An email
-    or name that does not fit is left out rather than refusing the customer."""
+    or name that does not fit is left out rather than refusing the customer.
+
+    The email counts as verified only when the token says ``email_verified: true`` (OpenID
+    Connect Core 1.0, section 5.1): ``false``, a string, or no claim at all (Microsoft Entra
+    ID sends none, and lets an administrator set any address) is unverified. The address is
+    still kept and forwarded, marked so, rather than dropped."""
     subject = claims.get("sub")
     if (
         not isinstance(subject, str)
@@ -191,13 +332,15 @@ def identity_from(claims: dict[str, Any]) -> Identity:
         raise LoginFailed("The company's sign-in sent an identity Frontdesk cannot use.")
     email = claims.get("email")
     name = claims.get("name")
+    kept_email = email if _printable(email) and len(email) <= MAX_EMAIL else None
     return Identity(
         subject=subject,
-        email=email if _printable(email) and len(email) <= MAX_EMAIL else None,
+        email=kept_email,
         # A display name: cut rather than lost.
         name=name[:MAX_NAME] if _printable(name) else None,
+        email_verified=kept_email is not None and claims.get("email_verified") is True,
     )
 
 
 def _printable(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and bool(value) and _UNPRINTABLE.search(value) is None
+    return isinstance(value, str) and bool(value) and _UNFIT.search(value) is None

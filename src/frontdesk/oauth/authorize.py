@@ -9,15 +9,17 @@ URI: those errors are pages (400). Every later error goes back to the client (30
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from frontdesk import scopes
-from frontdesk.oauth import browser
+from frontdesk import metrics, scopes
+from frontdesk.oauth import browser, remembered
 from frontdesk.oauth.client_documents import ClientDocumentRefused, ClientDocumentUnavailable
 from frontdesk.oauth.clients import KnownClient
+from frontdesk.oauth.consent import to_login
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect
 from frontdesk.oauth.flow import Flow
@@ -27,6 +29,14 @@ from frontdesk.oauth.redirects import is_registered
 from frontdesk.signing import MAX_SIGNED_LENGTH
 
 MAX_STATE_LENGTH = 2048
+# What authorize reads (SPEC 4.3, RFC 8707): one of these given twice is refused, any
+# other parameter is ignored, repeated or not (RFC 6749 3.1).
+READ_PARAMETERS = frozenset(
+    {
+        *("response_type", "client_id", "redirect_uri", "state", "scope", "resource"),
+        *("code_challenge", "code_challenge_method"),
+    }
+)
 
 
 def _unknown_client() -> AuthorizePage:
@@ -79,6 +89,7 @@ async def check_authorize_request(
     except ClientDocumentRefused as refused:
         raise _refused_client(refused) from None
     except ClientDocumentUnavailable as unavailable:
+        metrics.outage_answered("client_document")
         raise _unavailable_client(unavailable) from None
     if client is None:
         raise _unknown_client()
@@ -94,7 +105,9 @@ async def check_authorize_request(
             error, description, redirect_uri=redirect_uri, state=state, issuer=issuer
         )
 
-    repeated = sorted(name for name, values in params.items() if len(values) > 1)
+    repeated = sorted(
+        name for name, values in params.items() if len(values) > 1 and name in READ_PARAMETERS
+    )
     if repeated:
         raise refuse("invalid_request", f"parameters given more than once: {', '.join(repeated)}")
     if state is not None and len(state) > MAX_STATE_LENGTH:
@@ -146,6 +159,18 @@ class Authorize:
                 state=flow.state,
                 issuer=services.settings.issuer(company.tenant_key),
             )
+        metrics.signin_started(company.tenant_key)
+        consented_by = await remembered.allowed_by(
+            services, request, company.tenant_key, flow.client_id, flow.scope
+        )
+        if consented_by is not None:
+            # Allowed at an earlier sign-in, for these scopes or more, and not revoked since:
+            # not asked again (store.consents); the company's login still runs, and must
+            # sign that same customer in (oauth.completion).
+            flow = replace(flow, consented_by=consented_by)
+            response = await to_login(services, signin, flow, services.flows.seal(flow))
+            browser.bind(services, response, company.tenant_key, cookie)
+            return response
         redirect_host = urlsplit(flow.redirect_uri).netloc or urlsplit(flow.redirect_uri).scheme
         response = page(
             request,
@@ -153,9 +178,10 @@ class Authorize:
             company_name=company.name,
             client_name=client.name or client.verified_host or redirect_host,
             # A registered name is the client's own claim; a metadata document's host is
-            # verified (it answered over https for that name).
+            # verified (it answered over https for that name). Every registered client is
+            # marked unverified, named or not.
             verified_host=client.verified_host,
-            name_unverified=client.verified_host is None and client.name is not None,
+            name_unverified=client.verified_host is None,
             redirect_host=redirect_host,
             scopes=flow.scope.split(),
             flow=sealed,

@@ -1,5 +1,5 @@
 """``GET /v1/{tenantKey}/oauth/callback``: the company's identity provider sends the
-customer back here; the login connector verifies who they are."""
+customer back here; the flow is spent, and the login connector verifies who they are."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import Response
 
+from frontdesk import metrics
 from frontdesk.login.connector import LoginFailed, ProviderUnavailable
 from frontdesk.oauth import browser
 from frontdesk.oauth.completion import back_to_client, signed_in
@@ -31,6 +32,11 @@ class Callback:
         signin = await services.signin_company(request, page=True)
         sealed = request.query_params.get("state")
         flow = browser.open_flow(services, request, signin, sealed)
+        # Spent before the provider is called, whatever comes of it: a callback replayed,
+        # after a failure as after a success, never reaches the provider again (RFC 9700
+        # 2.1, 4.7.1: a one-time-use state). Spent only once the flow has opened, with this
+        # browser's cookie: whoever merely read the state cannot spend the customer's flow.
+        await services.flows.spend(flow)
         query = dict(request.query_params)
         try:
             connector = services.logins.for_company(flow.tenant_key, signin.setup)
@@ -40,10 +46,12 @@ class Callback:
         except ProviderUnavailable as failure:
             # An outage is not a refusal: the client may start again later (RFC 6749 4.1.2.1).
             log.warning("login_unavailable", tenant=flow.tenant_key, reason=str(failure))
+            metrics.signin_failed(flow.tenant_key, "provider_unavailable")
             return back_to_client(
                 services, flow, error="temporarily_unavailable", description=str(failure)
             )
         except LoginFailed as failure:
             log.warning("login_failed", tenant=flow.tenant_key, reason=str(failure))
+            metrics.signin_failed(flow.tenant_key, "login_failed")
             return back_to_client(services, flow, error="access_denied", description=str(failure))
         return await signed_in(services, flow, identity)

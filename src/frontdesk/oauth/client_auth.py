@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from starlette.requests import Request
 
+from frontdesk import metrics
 from frontdesk.oauth.client_documents import ClientDocumentRefused, ClientDocumentUnavailable
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import InvalidClient, TemporarilyUnavailable
@@ -25,6 +26,7 @@ async def authenticated_client(
     except ClientDocumentRefused as refused:
         raise InvalidClient(refused.description) from None
     except ClientDocumentUnavailable as unavailable:
+        metrics.outage_answered("client_document")
         raise TemporarilyUnavailable(unavailable.description, unavailable.retry_after) from None
     if client is None:
         raise InvalidClient("unknown client")

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from frontdesk.oauth.client_names import ClientNameRefused, clean_client_name
+
 # A client_id is a URI like a redirect URI, and is shown, compared and fetched: it holds
 # the characters, host and port redirect URIs may (oauth.redirects), up to the same length.
 from frontdesk.oauth.redirects import HOST_AND_PORT, MAX_URI_LENGTH, URI_CHARACTERS
 
 MAX_REDIRECT_URIS = 10
-MAX_CLIENT_NAME_LENGTH = 200
 MAX_PORT_DIGITS = 5
 PERCENT_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # RFC 1123 2.1 and RFC 1035 2.3.4: letters, digits and hyphens, 1 to 63 of them a label,
@@ -31,11 +32,6 @@ PERCENT_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 HOST_LABEL = re.compile(r"[A-Za-z0-9-]{1,63}\Z")
 MAX_HOST_NAME_LENGTH = 253
 DOT_SEGMENTS = frozenset({".", "..", "%2e", "%2e%2e", ".%2e", "%2e."})
-# Unicode bidirectional embeddings, overrides and isolates: in a client name they make the
-# consent page read text in another order than it was written.
-BIDI_CONTROLS = frozenset(
-    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,12 +126,10 @@ def parse_document(url: str, document: Any) -> ClientDocument:
         raise ValueError(f"redirect_uris must hold strings of 1 to {MAX_URI_LENGTH} characters")
     _require_member(document, "grant_types", "authorization_code")
     _require_member(document, "response_types", "code")
-    client_name = document.get("client_name")
-    if client_name is not None and not _is_display_text(client_name):
-        raise ValueError(
-            f"client_name must be text of at most {MAX_CLIENT_NAME_LENGTH} characters,"
-            " without control or bidirectional formatting characters"
-        )
+    try:
+        client_name = clean_client_name(document.get("client_name"))
+    except ClientNameRefused as refused:
+        raise ValueError(str(refused)) from None
     return ClientDocument(
         client_id=url,
         host=urlsplit(url).hostname or "",
@@ -154,17 +148,6 @@ def _require_member(document: dict[str, Any], name: str, required: str) -> None:
         return
     if not isinstance(values, list) or required not in values:
         raise ValueError(f"{name} must be a list that includes {required}")
-
-
-def _is_display_text(value: Any) -> bool:
-    # Shown on the consent page, and PostgreSQL cannot store a NUL.
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= MAX_CLIENT_NAME_LENGTH
-        and not any(
-            ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 or char in BIDI_CONTROLS for char in value
-        )
-    )
 
 
 def _display_url(value: Any) -> str | None:

@@ -7,17 +7,36 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from frontdesk import metrics
 from frontdesk.login.connector import LoginFailed
 from frontdesk.login.dev import DevLogin
 from frontdesk.oauth import browser
 from frontdesk.oauth.completion import back_to_client, signed_in
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import AuthorizePage
+from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.forms import read_form
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.rendering import NO_STORE
 
 log = structlog.get_logger(__name__)
+
+
+async def to_login(
+    services: OAuthServices, signin: SigninCompany, flow: Flow, sealed: str
+) -> Response:
+    """The customer allowed the client (now, or at an earlier sign-in: oauth.remembered): on
+    to the company's login, or back to the client when that login cannot be reached."""
+    try:
+        connector = services.logins.for_company(flow.tenant_key, signin.setup)
+        destination = await connector.begin(browser.attempt(services, flow, sealed))
+    except LoginFailed as failure:
+        log.warning("login_unavailable", tenant=flow.tenant_key, reason=str(failure))
+        metrics.signin_failed(flow.tenant_key, "provider_unavailable")
+        return back_to_client(
+            services, flow, error="temporarily_unavailable", description=str(failure)
+        )
+    return RedirectResponse(destination, status_code=303, headers=NO_STORE)
 
 
 class ConsentAndLogin:
@@ -31,18 +50,11 @@ class ConsentAndLogin:
         flow = browser.open_flow(services, request, signin, form.get("flow"))
         sealed = form["flow"]
         if form.get("decision") != "allow":
+            metrics.signin_failed(flow.tenant_key, "denied")
             return back_to_client(
                 services, flow, error="access_denied", description="the customer denied the request"
             )
-        try:
-            connector = services.logins.for_company(flow.tenant_key, signin.setup)
-            destination = await connector.begin(browser.attempt(services, flow, sealed))
-        except LoginFailed as failure:
-            log.warning("login_unavailable", tenant=flow.tenant_key, reason=str(failure))
-            return back_to_client(
-                services, flow, error="temporarily_unavailable", description=str(failure)
-            )
-        return RedirectResponse(destination, status_code=303, headers=NO_STORE)
+        return await to_login(services, signin, flow, sealed)
 
     async def login_form(self, request: Request) -> Response:
         services = self._services

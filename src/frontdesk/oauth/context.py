@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from frontdesk import metrics
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.companies.registry import CompanyRegistry
@@ -18,6 +19,7 @@ from frontdesk.oauth.errors import AuthorizePage, RateLimited, SigninNotSetUp
 from frontdesk.oauth.flow import FlowSigner
 from frontdesk.oauth.grants import Grants
 from frontdesk.ratelimit import RateLimit, RateLimiter
+from frontdesk.store.consents import ConsentRepository
 from frontdesk.store.customers import CustomerRepository
 
 
@@ -44,11 +46,13 @@ class OAuthServices:
     limiter: RateLimiter
     addresses: ClientAddressResolver
     flows: FlowSigner
+    consents: ConsentRepository
 
     async def limit(self, limit: RateLimit, *identity: str) -> None:
         """Count one request of ``identity`` (an endpoint's name, then who): 429 past it."""
         verdict = await self.limiter.hit(limit, *identity)
         if not verdict.allowed:
+            metrics.rate_limited(identity[0])
             raise RateLimited(verdict.retry_after)
 
     def address(self, request: Request) -> str:
@@ -67,4 +71,6 @@ class OAuthServices:
                 )
             raise SigninNotSetUp("this company has not set up customer sign-in")
         request.state.company_name = company.name
+        # For the error pages of this request (oauth.rendering), in the company's colours.
+        request.state.branding = company.definition.branding
         return SigninCompany(company, company.definition.signin)

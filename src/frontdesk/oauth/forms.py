@@ -74,8 +74,22 @@ async def bounded_body(request: Request, limit: int) -> bytes:
     return body
 
 
+# Every parameter a form here is read for: the token and revocation requests, client
+# authentication, and the consent and development login pages' own forms.
+READ_PARAMETERS = frozenset(
+    {
+        *AuthorizationCodeRequest.model_fields,
+        *RefreshTokenRequest.model_fields,
+        *RevocationRequest.model_fields,
+        *("client_id", "flow", "decision", "email", "name"),
+    }
+)
+
+
 async def read_form(request: Request) -> dict[str, str]:
-    """A form-urlencoded body; a parameter given twice is refused (RFC 6749 3.1)."""
+    """A form-urlencoded body. RFC 6749 3.1 and 3.2: a parameter that is read, given twice,
+    is refused ("MUST NOT be included more than once"); any other is ignored, repeated or
+    not ("MUST ignore unrecognized request parameters")."""
     if media_type(request) != "application/x-www-form-urlencoded":
         raise InvalidRequest("the body must be application/x-www-form-urlencoded")
     body = await bounded_body(request, MAX_FORM_BYTES)
@@ -87,9 +101,9 @@ async def read_form(request: Request) -> dict[str, str]:
         raise InvalidRequest("the body is not valid form-urlencoded UTF-8") from None
     form: dict[str, str] = {}
     for name, value in pairs:
-        if name in form:
+        if name in form and name in READ_PARAMETERS:
             raise InvalidRequest(f"{name} is given more than once")
-        form[name] = value
+        form.setdefault(name, value)
     return form
 
 

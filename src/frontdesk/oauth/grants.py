@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from frontdesk import scopes
+from frontdesk import metrics, scopes
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.domain import Customer
 from frontdesk.grant_records import CodeRecord, NewTokens, RefreshState
@@ -111,6 +111,7 @@ class Grants:
                     raise error
                 case Reuse(family_id):
                     await repository.revoke_family(family_id, now, "refresh_token_reuse")
+                    metrics.refresh_token_reused(tenant_key)
                     raise InvalidGrant(REFUSED)
                 case Rotate(state=spendable):
                     if await repository.rotate_refresh(
@@ -139,6 +140,8 @@ class Grants:
             email=record.email if "email" in granted else None,
             name=record.name if "profile" in granted else None,
             scopes=granted,
+            # Verified goes with the address: without the email scope there is neither.
+            email_verified=record.email_verified and "email" in granted,
         )
         return Bearer(customer=customer, client_id=record.client_id)
 

@@ -4,23 +4,26 @@
 As lenient as RFC 7591 3.2.1 allows: the server registers the client with the values it
 supports and answers with them. A client asking for a secret method (Claude's connector
 sends ``client_secret_post``) is registered as public and told ``none``; grant and response
-types that include ours are answered with ours; metadata we do not use is ignored, and a
-name with control characters is cleaned rather than refused. What the contract refuses is
-refused: no redirect URI, or one that breaks the redirect rules (oauth.redirects).
+types that include ours are answered with ours; metadata we do not use is ignored, and
+``null`` stands for an absent member. What the contract refuses is refused: no redirect
+URI, or one that breaks the redirect rules (oauth.redirects); so is what no client could
+mean: a member of the wrong type, and a name the consent page could not show as sent
+(oauth.client_names).
 """
 
 from __future__ import annotations
 
-import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from frontdesk.oauth.client_names import ClientNameRefused, clean_client_name
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.credentials import Kind, mint
 from frontdesk.oauth.errors import InvalidClientMetadata, InvalidRedirectUri
@@ -36,11 +39,6 @@ MAX_REGISTRATION_BYTES = 64 * 1024
 # The contract sets no upper bound; this many covers every client seen, and bounds what one
 # registration stores.
 MAX_REDIRECT_URIS = 20
-MAX_CLIENT_NAME = 200
-# Unicode categories that are not shown as themselves: controls (C0, C1), formatting
-# (bidirectional overrides, zero-width characters), line and paragraph separators,
-# surrogates and unassigned code points.
-HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 GRANT_TYPES = ["authorization_code", "refresh_token"]
 RESPONSE_TYPES = ["code"]
 
@@ -53,19 +51,17 @@ class RegistrationRequest(BaseModel):
     client_name: str | None = None
     grant_types: list[str] | None = None
     response_types: list[str] | None = None
+    # Any method is registered as none (RFC 7591 3.2.1), but it must be one a client
+    # could have meant: a string.
+    token_endpoint_auth_method: str | None = None
 
     @field_validator("client_name", mode="before")
     @classmethod
-    def _printable_name(cls, value: object) -> str | None:
-        """A name is shown on the consent page: control and formatting characters go (a
-        right-to-left override would make "Claude" read backwards there; PostgreSQL cannot
-        store a NUL either), and so does a name that is not a string."""
-        if not isinstance(value, str):
-            return None
-        cleaned = "".join(
-            char for char in value if unicodedata.category(char) not in HIDDEN_CATEGORIES
-        )
-        return cleaned.strip()[:MAX_CLIENT_NAME] or None
+    def _shown_name(cls, value: object) -> str | None:
+        try:
+            return clean_client_name(value)
+        except ClientNameRefused as refused:
+            raise PydanticCustomError("client_name", str(refused)) from None
 
 
 def parse_registration(document: Any, private_schemes: list[str]) -> RegistrationRequest:
@@ -75,6 +71,8 @@ def parse_registration(document: Any, private_schemes: list[str]) -> Registratio
         request = RegistrationRequest.model_validate(document)
     except ValidationError as error:
         problem = error.errors()[0]
+        if problem["type"] == "client_name":
+            raise InvalidClientMetadata(problem["msg"]) from None
         field = ".".join(str(part) for part in problem["loc"]) or "body"
         if problem["loc"] and problem["loc"][0] == "redirect_uris":
             raise InvalidRedirectUri(f"{field}: {problem['msg']}") from None

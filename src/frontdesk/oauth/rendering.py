@@ -10,6 +10,8 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from frontdesk import metrics
+from frontdesk.log_throttle import outage_warnings
 from frontdesk.oauth.errors import (
     AuthorizePage,
     AuthorizeRedirect,
@@ -63,14 +65,25 @@ async def render_authorize_page(request: Request, error: Exception) -> Response:
     return error_page(request, error.status, error.title, error.message, company_name)
 
 
-BROWSER_STEPS = ("/authorize", "/consent", "/login", "/callback")
+# The pages a customer's browser opens: an outage there is a page, not JSON.
+BROWSER_STEPS = (
+    "/authorize",
+    "/consent",
+    "/login",
+    "/callback",
+    "/account",
+    "/account/signin",
+    "/account/revoke",
+    "/account/signout",
+)
 
 
 async def render_outage(request: Request, error: Exception) -> Response:
     """The database is unreachable: 503, so clients and customers retry, never a 500."""
     if not is_outage(error):
         raise error
-    log.warning("database_unavailable", error=type(error).__name__)
+    outage_warnings.warning(log, "database_unavailable", error=type(error).__name__)
+    metrics.outage_answered("database")
     if request.url.path.endswith(BROWSER_STEPS):
         company_name = getattr(request.state, "company_name", "Sign-in")
         response = error_page(

@@ -6,6 +6,7 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import Response
 
+from frontdesk import metrics
 from frontdesk.oauth.client_auth import authenticated_client
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.forms import RevocationRequest, parse, read_form
@@ -26,5 +27,6 @@ class Revoke:
         revocation = parse(RevocationRequest, form)
         await services.grants.revoke(signin.tenant_key, client_id, revocation.token)
         log.info("token_revoked", tenant=signin.tenant_key, client_id=client_id)
+        metrics.token_revoked(signin.tenant_key)
         # RFC 7009 2.2: 200 whether or not the token was known.
         return Response(status_code=200, headers=NO_STORE)

@@ -7,6 +7,7 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import Response
 
+from frontdesk import metrics
 from frontdesk.oauth.client_auth import authenticated_client
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.errors import InvalidTarget
@@ -52,4 +53,5 @@ class Token:
         else:
             body = await services.grants.refresh(tenant, client_id, signin.setup, grant)
         log.info("tokens_issued", tenant=tenant, client_id=client_id, grant=grant.grant_type)
+        metrics.tokens_issued(tenant, grant.grant_type)
         return JSON(body, headers=NO_STORE)

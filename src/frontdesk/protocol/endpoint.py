@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 import structlog
 
+from frontdesk import metrics
 from frontdesk.asgi import (
     JSON_CONTENT,
     BodyTooLargeError,
@@ -32,6 +33,7 @@ from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.config import MAX_BODY_BYTES
 from frontdesk.domain import Caller
+from frontdesk.log_throttle import outage_warnings
 from frontdesk.network import ClientAddressResolver
 from frontdesk.protocol import modern, modern_methods
 from frontdesk.protocol.bearer import BearerResolver
@@ -152,7 +154,8 @@ class McpEndpoint:
         except Exception as error:
             if not is_outage(error):
                 raise
-            log.warning("database_unavailable", error=type(error).__name__)
+            outage_warnings.warning(log, "database_unavailable", error=type(error).__name__)
+            metrics.outage_answered("database")
             return await _respond_error(send, ServiceUnavailable(UNAVAILABLE), body)
 
         if not replies:
@@ -192,6 +195,7 @@ class McpEndpoint:
             # caller can drive reads at will with tenant keys that do not exist.
             verdict = await self._limiter.hit(self._lookup_limit, "company-lookup", address)
             if not verdict.allowed:
+                metrics.rate_limited("company-lookup")
                 raise RateLimited(verdict.retry_after)
             company = await self._registry.active(tenant_key)
         if company is None:
@@ -227,6 +231,7 @@ class McpEndpoint:
         if verdict is None:
             return False
         if not verdict.allowed:
+            metrics.rate_limited("mcp")
             raise RateLimited(verdict.retry_after)
         return True
 
@@ -235,6 +240,7 @@ class McpEndpoint:
             company.rate_limit, company.tenant_key, caller.rate_limit_key, calls=calls
         )
         if not verdict.allowed:
+            metrics.rate_limited("mcp")
             raise RateLimited(verdict.retry_after)
 
     def _check_session(
@@ -254,7 +260,12 @@ async def _answer_other_method(method: str, send: Send) -> int:
         # Sessions hold no state here, so ending one only acknowledges it (SPEC 3.5).
         await respond(send, 200, OK_BODY, [JSON_CONTENT])
         return 200
-    # GET would open a server-to-client stream, which this endpoint never offers.
+    if method == "OPTIONS":
+        # Not a CORS preflight (the middleware answers those): what this path takes
+        # (RFC 9110 9.3.7), with the Content-Length of no content.
+        await respond(send, 200, b"", [ALLOW_HEADER])
+        return 200
+    # GET would open a server-to-client stream, which this endpoint never offers (SPEC 4.2).
     await respond(send, 405, b"", [ALLOW_HEADER])
     return 405
 

@@ -10,6 +10,11 @@ from frontdesk.config import MAX_BATCH
 from frontdesk.protocol.errors import InvalidRequest, ParseError, RpcError
 
 RequestId = str | int
+# An integer id is what orjson reads as one, a signed or unsigned 64-bit integer; RFC 8259
+# 6 lets an implementation limit the numbers it accepts (openapi.yaml states the range). A
+# float is an integer id below this magnitude: an integer written outside the range is
+# read as a float too, and one just past -2**63 rounds to it.
+FLOAT_ID_BOUND = 2.0**63
 # A method's result: an object, or one rendered to JSON ahead of time (a company's
 # listings, rendered when it is loaded) that orjson copies into the reply as it stands.
 Result = dict[str, Any] | orjson.Fragment
@@ -54,7 +59,7 @@ def _parse_message(item: object) -> Message:
     has_id = "id" in item
     # bool is an int in Python but never a JSON-RPC id.
     if has_id and (type(request_id) is not int and type(request_id) is not str):
-        raise InvalidRequest("Invalid request: id must be a string or an integer")
+        request_id = _integral_id(request_id)
     valid_id = request_id if has_id else None
     if item.get("jsonrpc") != "2.0":
         raise InvalidRequest('Invalid request: jsonrpc must be "2.0"', request_id=valid_id)
@@ -65,6 +70,14 @@ def _parse_message(item: object) -> Message:
     if type(params) is not dict:
         raise InvalidRequest("Invalid request: params must be an object", request_id=valid_id)
     return Message(method, params, valid_id, not has_id)
+
+
+def _integral_id(value: object) -> int:
+    """An id orjson read as a float that is an integer all the same ("7.0", "1e3"; JSON
+    Schema's ``integer``, which the document names): the same id, as an int."""
+    if type(value) is float and value.is_integer() and -FLOAT_ID_BOUND < value < FLOAT_ID_BOUND:
+        return int(value)
+    raise InvalidRequest("Invalid request: id must be a string or an integer")
 
 
 def success(request_id: RequestId | None, result: Result) -> dict[str, Any]:

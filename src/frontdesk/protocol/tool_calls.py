@@ -7,10 +7,12 @@ result (MCP: tool errors are results the model can see, not protocol errors).
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import structlog
 
+from frontdesk import metrics
 from frontdesk.companies.catalog import ServedTool
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import InvalidParams
@@ -53,6 +55,7 @@ async def run_tool(
     company = context.company
     provider = tool.provider
     if provider is None:
+        metrics.backend_call(company.tenant_key, tool.name, "unavailable")
         return ToolResult.text(f"{tool.name} is unavailable right now.", is_error=True)
     call = ToolCall(
         company.tenant_key,
@@ -64,24 +67,31 @@ async def run_tool(
         input_responses,
         state,
     )
+    started = time.perf_counter()
+    outcome = "ok"
     try:
         async with asyncio.timeout(tool.definition.timeout):
             result = await provider.call(call)
     except ToolError as error:
+        outcome = error.outcome
         result = ToolResult.text(error.message, is_error=True)
     except TimeoutError:
+        outcome = "timeout"
         log.warning("tool_timeout", tenant=company.tenant_key, tool=tool.name)
         result = ToolResult.text(
             f"{tool.name} did not answer within {tool.definition.timeout:g} seconds.",
             is_error=True,
         )
     except Exception:
+        outcome = "error"
         # The caller learns only that it failed; the detail goes to our log.
         log.exception("tool_failed", tenant=company.tenant_key, tool=tool.name)
         result = ToolResult.text(f"{tool.name} failed; please try again later.", is_error=True)
     else:
         if tool.output is not None and isinstance(result, ToolResult) and not result.is_error:
             result = _as_declared(company.tenant_key, tool.name, tool.output, result)
+    # The company and the tool are both known here: the tool is one the company serves.
+    metrics.backend_call(company.tenant_key, tool.name, outcome, time.perf_counter() - started)
     return result
 
 

@@ -30,6 +30,7 @@ from collections.abc import Callable
 import asyncpg
 import structlog
 
+from frontdesk.store.bounds import Timeouts
 from frontdesk.store.postgres import driver_dsn
 
 log = structlog.get_logger(__name__)
@@ -43,7 +44,6 @@ APPLICATION_NAME = "frontdesk-grant-changes"
 HEARTBEAT_SECONDS = 0.1
 TRUST_SECONDS = 0.5
 RECONNECT_SECONDS = 1.0
-CONNECT_TIMEOUT_SECONDS = 5.0
 
 Subscriber = Callable[[str | None], None]
 
@@ -53,8 +53,9 @@ class SessionMoved(RuntimeError):
 
 
 class ChangeFeed:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, timeouts: Timeouts | None = None) -> None:
         self._dsn = driver_dsn(url)
+        self._timeouts = timeouts or Timeouts()
         self._subscribers: list[Subscriber] = []
         self.generation = 0
         # When the newest answered heartbeat was sent (time.monotonic).
@@ -112,10 +113,17 @@ class ChangeFeed:
         while not self._closed:
             connection: asyncpg.Connection | None = None
             try:
+                # Every wait bounded (store.bounds): the heartbeat has its own, shorter
+                # bound; LISTEN, sent on a server that may have stalled since it accepted
+                # the connection, has the command timeout.
                 connection = await asyncpg.connect(
                     self._dsn,
-                    timeout=CONNECT_TIMEOUT_SECONDS,
-                    server_settings={"application_name": APPLICATION_NAME},
+                    timeout=self._timeouts.connect,
+                    command_timeout=self._timeouts.statement,
+                    server_settings={
+                        **self._timeouts.server_settings(),
+                        "application_name": APPLICATION_NAME,
+                    },
                 )
                 await connection.add_listener(CHANNEL, self._on_notice)
                 self._changed(None)

@@ -1,7 +1,12 @@
-"""Customers, recorded on their first sign-in and updated on each later one."""
+"""Customers, recorded on their first sign-in and updated on each later one.
+
+Each sign-in writes what the company's login says now, the email's verification included:
+an address that was verified and is no longer said to be is recorded unverified.
+"""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from sqlalchemy import insert, select, update
@@ -13,6 +18,8 @@ from frontdesk.store.tables import customers
 # The sizes of the name and email columns (store/tables.py).
 MAX_NAME = 200
 MAX_EMAIL = 320
+# What PostgreSQL cannot store in text (NUL) or encode as UTF-8 (a lone surrogate).
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 
 
 class CustomerRepository:
@@ -20,24 +27,34 @@ class CustomerRepository:
         self._engine = engine
 
     async def record(
-        self, tenant_key: str, subject: str, email: str | None, name: str | None
+        self,
+        tenant_key: str,
+        subject: str,
+        email: str | None,
+        name: str | None,
+        *,
+        email_verified: bool = False,
     ) -> int:
         """Create or update the customer; returns its id."""
-        # A company's login is not bound by our columns: a long name is clipped, and an
-        # address too long to be real is dropped rather than failing the sign-in. Neither
-        # may hold a NUL, which PostgreSQL cannot store.
-        name = name.replace("\x00", "")[:MAX_NAME] if name else name
-        if email is not None and (len(email) > MAX_EMAIL or "\x00" in email):
+        # A company's login is not bound by our columns (login.oidc.identity_from checks
+        # first; this is the last line): a long name is clipped, and an address too long to
+        # be real is dropped rather than failing the sign-in. Neither may hold what
+        # PostgreSQL cannot store.
+        if name:
+            name = _UNSTORABLE.sub("", name)[:MAX_NAME] or None
+        if email is not None and (len(email) > MAX_EMAIL or _UNSTORABLE.search(email)):
             email = None
+        # No address, nothing verified.
+        verified = email_verified and email is not None
         try:
-            return await self._record(tenant_key, subject, email, name)
+            return await self._record(tenant_key, subject, email, name, verified)
         except IntegrityError:
             # The same customer signed in twice at once and the other insert won; this
             # second try finds that row and updates it.
-            return await self._record(tenant_key, subject, email, name)
+            return await self._record(tenant_key, subject, email, name, verified)
 
     async def _record(
-        self, tenant_key: str, subject: str, email: str | None, name: str | None
+        self, tenant_key: str, subject: str, email: str | None, name: str | None, verified: bool
     ) -> int:
         now = datetime.now(UTC)
         async with self._engine.begin() as connection:
@@ -52,7 +69,7 @@ class CustomerRepository:
                 await connection.execute(
                     update(customers)
                     .where(customers.c.id == found)
-                    .values(email=email, name=name, updated_at=now)
+                    .values(email=email, email_verified=verified, name=name, updated_at=now)
                 )
                 return int(found)
             inserted = await connection.execute(
@@ -61,6 +78,7 @@ class CustomerRepository:
                     tenant_key=tenant_key,
                     subject=subject,
                     email=email,
+                    email_verified=verified,
                     name=name,
                     created_at=now,
                     updated_at=now,

@@ -19,11 +19,13 @@ OUTAGE_TYPES: tuple[type[BaseException], ...] = (
 )
 
 
-# SQLSTATEs of a server that is going away or not taking connections yet: connection
-# exceptions (class 08), admin and crash shutdown, "the database system is starting up" or
-# "shutting down" (57P01-57P03), too many connections (53300). asyncpg raises these as its
+# SQLSTATEs of a server that is going away, not taking connections yet or past a bound:
+# connection exceptions (class 08), admin and crash shutdown, "the database system is
+# starting up" or "shutting down" (57P01-57P03), too many connections (53300), a statement
+# the server cancelled at its statement_timeout (57014, store.bounds), and a session it
+# ended at its idle_in_transaction_session_timeout (25P03). asyncpg raises these as its
 # own errors, which SQLAlchemy wraps in a bare DBAPIError, not an OperationalError.
-OUTAGE_SQLSTATES = ("08", "57P01", "57P02", "57P03", "53300")
+OUTAGE_SQLSTATES = ("08", "57P01", "57P02", "57P03", "53300", "57014", "25P03")
 
 
 def is_outage(error: BaseException) -> bool:

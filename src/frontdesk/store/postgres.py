@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import asyncpg
 from sqlalchemy.engine import make_url
 
+from frontdesk.store.bounds import Timeouts
 from frontdesk.store.outage import OUTAGE_SQLSTATES
 
 if TYPE_CHECKING:
@@ -30,6 +31,23 @@ if TYPE_CHECKING:
 
 class DatabaseUnavailable(ConnectionError):
     """PostgreSQL is down, restarting or refusing connections: answered 503 (store.outage)."""
+
+
+class BoundedCloseConnection(asyncpg.Connection):
+    """asyncpg's connection, whose close waits for the server at most GOODBYE_SECONDS.
+
+    A close sends PostgreSQL its Terminate message and waits for the server to end the
+    connection; asyncpg waits without a bound unless given one, and a stalled server never
+    ends it. Both pools close connections on their own (SQLAlchemy an overflow connection as
+    it is given back, on the request's path; asyncpg an idle one), so every close is
+    bounded here. Past the bound asyncpg aborts the connection itself, which is all a
+    close is for: the server sees the socket end either way.
+    """
+
+    # asyncpg's own signature, timeout and all (ASYNC109 would have asyncio.timeout).
+    async def close(self, *, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        with contextlib.suppress(TimeoutError):
+            await super().close(timeout=GOODBYE_SECONDS if timeout is None else timeout)
 
 
 def driver_dsn(url: str) -> str:
@@ -80,15 +98,15 @@ KEYED_STATEMENTS = {"enable_seqscan": "off"}
 # enough to keep its generic plan from going stale.
 PLANNED_PER_RUN = {"plan_cache_mode": "force_custom_plan"}
 
-# Every wait is bounded, and each bound ends in DatabaseUnavailable (a 503 the client may
-# retry). A hot statement takes a fraction of a millisecond and waits at most for a row
-# lock held by another grant's short transaction, so a statement still running after
-# COMMAND_SECONDS means a stalled server. ACQUIRE_SECONDS covers queueing for a busy
-# connection and opening a new one, CONNECT_SECONDS the opening alone (TCP, TLS, start-up).
-CONNECT_SECONDS = 5.0
-ACQUIRE_SECONDS = 10.0
-COMMAND_SECONDS = 10.0
+# Every wait is bounded (store.bounds), and each bound ends in DatabaseUnavailable (a 503
+# the client may retry). A hot statement takes a fraction of a millisecond and waits at
+# most for a row lock held by another grant's short transaction, so a statement still
+# running after Timeouts.statement means a stalled server; the server is given the same
+# bound, so it stops the statement too. Timeouts.acquire covers queueing for a busy
+# connection and opening a new one, Timeouts.connect the opening alone (TCP, TLS, start-up).
 CLOSE_SECONDS = 5.0
+# How long closing one connection waits for the server to end it (BoundedCloseConnection).
+GOODBYE_SECONDS = 1.0
 # A connection left idle this long is closed: the extra connections a burst opened, each
 # a backend process on the server, do not stay open for good.
 IDLE_SECONDS = 300.0
@@ -112,10 +130,17 @@ class AsyncpgPool:
     that a reconnect is cheap.
     """
 
-    def __init__(self, url: str, max_size: int, session_settings: dict[str, str]) -> None:
+    def __init__(
+        self,
+        url: str,
+        max_size: int,
+        session_settings: dict[str, str],
+        timeouts: Timeouts | None = None,
+    ) -> None:
         self._dsn = driver_dsn(url)
         self._max_size = max_size
-        self._session_settings = session_settings
+        self.timeouts = timeouts = timeouts or Timeouts()
+        self._session_settings = {**timeouts.server_settings(), **session_settings}
         self._pool: Pool | None = None
         self._making = asyncio.Lock()
         self._closed = False
@@ -124,6 +149,11 @@ class AsyncpgPool:
         """``async with pool.connection() as connection:``; a lost, stalled or refused
         server is raised as DatabaseUnavailable."""
         return Borrowed(self)
+
+    def lent(self) -> int:
+        """Connections lent out right now (the pool-use gauge, store.pool_use)."""
+        pool = self._pool
+        return 0 if pool is None else pool.get_size() - pool.get_idle_size()
 
     async def ready(self) -> Pool:
         """The pool, made on first use."""
@@ -139,9 +169,10 @@ class AsyncpgPool:
                     max_size=self._max_size,
                     max_inactive_connection_lifetime=IDLE_SECONDS,
                     reset=_keep_session,
-                    timeout=CONNECT_SECONDS,
-                    command_timeout=COMMAND_SECONDS,
+                    timeout=self.timeouts.connect,
+                    command_timeout=self.timeouts.statement,
                     server_settings=self._session_settings,
+                    connection_class=BoundedCloseConnection,
                 )
             return self._pool
 
@@ -172,7 +203,7 @@ class Borrowed:
             pool = await self._owner.ready()
         self._pool = pool
         try:
-            self._connection = await pool.acquire(timeout=ACQUIRE_SECONDS)
+            self._connection = await pool.acquire(timeout=self._owner.timeouts.acquire)
         except Exception as error:
             outage = _as_outage(error, connection_lost=pool.is_closing())
             if outage is None:

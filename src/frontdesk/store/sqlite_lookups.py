@@ -36,7 +36,7 @@ from frontdesk.grant_records import AccessRecord
 # unexpired, unrevoked, of a family not revoked, of the company asking; and whether it was
 # used before. A search by primary key in each table.
 FIND_LIVE_ACCESS_GRANT = """
-SELECT f.client_id, f.scope, f.resource, c.subject, c.email, c.name,
+SELECT f.client_id, f.scope, f.resource, c.subject, c.email, c.name, c.email_verified,
        a.used_at IS NOT NULL
 FROM access_tokens a
 JOIN token_families f ON f.id = a.family_id
@@ -90,7 +90,10 @@ class SqliteAccessReader:
         if not rows:
             return None
         row = rows[0]
-        return AccessRecord(*row[:6]), bool(row[6])
+        client_id, scope, resource, subject, email, name, email_verified, used = row
+        # SQLite hands a boolean back as 0 or 1.
+        grant = AccessRecord(client_id, scope, resource, subject, email, name, bool(email_verified))
+        return grant, bool(used)
 
     def _open(self) -> sqlite3.Connection:
         # isolation_level=None: no transaction is begun around a SELECT; each statement

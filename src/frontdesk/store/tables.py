@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     Column,
     DateTime,
     ForeignKey,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine
@@ -67,6 +69,10 @@ oauth_clients = Table(
     Column("redirect_uris", JsonDocument, nullable=False),
     Column("metadata", JsonDocument, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # When the client's first token family was created, recorded by the retention purge
+    # (store.retention) before that family may go: a client granted long ago is never taken
+    # for one registered and never used.
+    Column("granted_at", DateTime(timezone=True), nullable=True),
 )
 
 customers = Table(
@@ -76,10 +82,39 @@ customers = Table(
     Column("tenant_key", String(63), nullable=False),
     Column("subject", String(255), nullable=False),
     Column("email", String(320), nullable=True),
+    # True only when the company's identity provider said so (login.oidc.identity_from).
+    Column("email_verified", Boolean, nullable=False, server_default=false()),
     Column("name", String(200), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("tenant_key", "subject"),
+)
+
+# What each customer allowed each client (store.consents): the union of the scopes allowed,
+# so that a sign-in asking for no more is not asked again. Forgotten when the client's
+# grants are revoked.
+consents = Table(
+    "consents",
+    metadata,
+    Column("tenant_key", String(63), primary_key=True),
+    Column(
+        "customer_id", Integer, ForeignKey("customers.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("client_id", String(CLIENT_ID_LENGTH), primary_key=True),
+    Column("scope", String(200), nullable=False),
+    Column("granted_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+# Sign-in flows spent by their callback (oauth.flow): a SHA-256 hash of the flow's random
+# id, never the flow. The primary key makes the first callback the only one; a row is
+# useless once the flow itself has expired (``expires_at``), and may be purged then.
+spent_flows = Table(
+    "spent_flows",
+    metadata,
+    Column("flow_hash", String(64), primary_key=True),
+    Column("tenant_key", String(63), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
 )
 
 # Only SHA-256 hashes of codes and tokens are stored: a copy of the database lets nobody
@@ -95,7 +130,8 @@ authorization_codes = Table(
     Column("code_challenge", String(128), nullable=False),
     Column("scope", String(200), nullable=False),
     Column("resource", Text, nullable=True),
-    Column("expires_at", DateTime(timezone=True), nullable=False),
+    # Indexed, as each expiry below, for the retention purge's range scans.
+    Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
     Column("used_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
@@ -114,6 +150,8 @@ token_families = Table(
     Column("code_hash", String(64), nullable=False, index=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True), nullable=True),
+    # A client's families: whether it was ever granted (store.retention).
+    Index("ix_token_families_tenant_client", "tenant_key", "client_id"),
 )
 
 access_tokens = Table(
@@ -121,7 +159,7 @@ access_tokens = Table(
     metadata,
     Column("token_hash", String(64), primary_key=True),
     Column("family_id", Integer, ForeignKey("token_families.id"), nullable=False, index=True),
-    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
     Column("revoked_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     # When the token was first presented at the MCP endpoint: a pair nobody has used may be
@@ -134,7 +172,7 @@ refresh_tokens = Table(
     metadata,
     Column("token_hash", String(64), primary_key=True),
     Column("family_id", Integer, ForeignKey("token_families.id"), nullable=False, index=True),
-    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
     # When the token was first spent; a retry leaves it, so the retry window does not slide.
     Column("used_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
@@ -157,4 +195,6 @@ audit_events = Table(
     Column("family_id", Integer, nullable=True),
     Column("detail", JsonDocument, nullable=False),
     Index("ix_audit_events_tenant_time", "tenant_key", "occurred_at"),
+    # Across companies, for the retention purge (store.retention).
+    Index("ix_audit_events_occurred_at", "occurred_at"),
 )

@@ -10,7 +10,7 @@ from datetime import datetime
 from sqlalchemy import and_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.store import audit
+from frontdesk.store import audit, consents
 from frontdesk.store.audit import Event
 from frontdesk.store.families import revoke_family_in
 from frontdesk.store.tables import access_tokens, refresh_tokens, token_families
@@ -28,14 +28,15 @@ class TokenRevocation:
         family = token_families.c
         ours = and_(family.tenant_key == tenant_key, family.client_id == client_id)
         async with self._engine.begin() as connection:
-            refresh_family = (
+            found = (
                 await connection.execute(
-                    select(refresh_tokens.c.family_id)
+                    select(refresh_tokens.c.family_id, family.customer_id)
                     .join(token_families, family.id == refresh_tokens.c.family_id)
                     .where(refresh_tokens.c.token_hash == token_hash, ours)
                 )
-            ).scalar()
-            if refresh_family is not None:
+            ).first()
+            if found is not None:
+                refresh_family, customer_id = found
                 await audit.record(
                     connection,
                     tenant_key,
@@ -46,6 +47,9 @@ class TokenRevocation:
                     revoked="refresh_token",
                 )
                 await revoke_family_in(connection, int(refresh_family), now, "revocation")
+                # The client gave up the customer's grant: its next sign-in asks the
+                # customer again (store.consents).
+                await consents.forget(connection, tenant_key, int(customer_id), client_id)
                 return
             access_family = (
                 select(family.id).where(family.id == access_tokens.c.family_id, ours).exists()

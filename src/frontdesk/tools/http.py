@@ -3,7 +3,8 @@
 Each call is a signed POST (see ``tools.signature``) of::
 
     {"tenant": "acme", "tool": "order_status", "arguments": {...},
-     "customer": {"subject": ..., "email": ..., "name": ..., "scopes": [...]} | null,
+     "customer": {"subject": ..., "email": ..., "email_verified": false, "name": ...,
+                  "scopes": [...]} | null,
      "request_id": "8e6fb5f808517c57", "call_id": "3f0c9a6d1e2b4c58a7d6e5f4",
      "input_methods": ["elicitation/create"], "input_responses": null, "request_state": null}
 
@@ -30,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-import zlib
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -38,6 +38,7 @@ import httpx
 import orjson
 import structlog
 
+from frontdesk.outbound_policy import Oversized, Unreadable, read_capped
 from frontdesk.tools import signature
 from frontdesk.tools.addresses import AddressPolicy, AddressRefused
 from frontdesk.tools.provider import (
@@ -56,19 +57,10 @@ MAX_RESPONSE_BYTES = 1024 * 1024
 # that hangs stalls only its own calls, never the pool other companies' calls need.
 CONNECTIONS_PER_BACKEND = 50
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
-# The one content coding Frontdesk asks for and decodes itself, within the cap (RFC 9110
-# 8.4.1.3: x-gzip is gzip). httpx would otherwise advertise and inflate whatever codecs are
-# installed, a whole network read at a time: 64 KiB of gzip inflates to 64 MiB at once.
+# The one content coding Frontdesk asks for and decodes itself, within the cap
+# (outbound_policy.read_capped). httpx would otherwise advertise and inflate whatever codecs
+# are installed, a whole network read at a time: 64 KiB of gzip inflates to 64 MiB at once.
 ACCEPT_ENCODING = "gzip"
-GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
-
-
-class AnswerOversized(Exception):
-    """The answer, decompressed, is longer than MAX_RESPONSE_BYTES."""
-
-
-class AnswerUnreadable(Exception):
-    """The answer's body cannot be decoded (a coding not asked for, a corrupt gzip stream)."""
 
 
 class HttpToolProvider:
@@ -102,6 +94,9 @@ class HttpToolProvider:
                 else {
                     "subject": customer.subject,
                     "email": customer.email,
+                    # True only when the company's identity provider vouched for the
+                    # address; an unverified one is never presented as verified.
+                    "email_verified": customer.email_verified,
                     "name": customer.name,
                     "scopes": sorted(customer.scopes),
                 },
@@ -116,7 +111,7 @@ class HttpToolProvider:
             await self._addresses.check(self._host, self._port)
         except AddressRefused as refusal:
             log.error("tool_backend_refused", tool=call.tool, reason=str(refusal))
-            raise ToolError(f"{call.tool} is unavailable right now.") from None
+            raise ToolError(f"{call.tool} is unavailable right now.", "refused") from None
         headers = signature.headers(self._secret, int(time.time()), body, call.request_id)
         headers["accept-encoding"] = ACCEPT_ENCODING
         try:
@@ -124,15 +119,17 @@ class HttpToolProvider:
                 self._lane,
                 self._http.stream("POST", self._url, content=body, headers=headers) as reply,
             ):
-                raw = await _read_bounded(reply)
+                raw = await read_capped(reply, MAX_RESPONSE_BYTES)
                 status = reply.status_code
         except httpx.HTTPError as error:
             log.warning("tool_backend_unreachable", tool=call.tool, error=type(error).__name__)
-            raise ToolError(f"{call.tool} could not reach its service; try again later.") from None
-        except AnswerOversized:
+            reached = "timeout" if isinstance(error, httpx.TimeoutException) else "unavailable"
+            message = f"{call.tool} could not reach its service; try again later."
+            raise ToolError(message, reached) from None
+        except Oversized:
             log.warning("tool_backend_oversized", tool=call.tool, limit=MAX_RESPONSE_BYTES)
             raise ToolError(f"{call.tool} answered with more than Frontdesk accepts.") from None
-        except AnswerUnreadable as error:
+        except Unreadable as error:
             log.warning("tool_backend_malformed", tool=call.tool, error=str(error))
             raise ToolError(f"{call.tool} answered in a form Frontdesk cannot read.") from None
         if not 200 <= status < 300:
@@ -143,41 +140,6 @@ class HttpToolProvider:
         except (orjson.JSONDecodeError, ValueError) as error:
             log.warning("tool_backend_malformed", tool=call.tool, error=str(error))
             raise ToolError(f"{call.tool} answered in a form Frontdesk cannot read.") from None
-
-
-async def _read_bounded(reply: httpx.Response) -> bytes:
-    """The decoded body; AnswerOversized as soon as it (or its compressed form) passes
-    MAX_RESPONSE_BYTES, without decoding any further."""
-    declared = reply.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
-        raise AnswerOversized
-    codings = [
-        coding.strip().lower()
-        for coding in reply.headers.get_list("content-encoding", split_commas=True)
-    ]
-    codings = [coding for coding in codings if coding not in ("", "identity")]
-    if len(codings) > 1 or (codings and codings[0] not in GZIP_CODINGS):
-        raise AnswerUnreadable(f"content encoding {', '.join(codings)!r} was not asked for")
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if codings else None
-    body = bytearray()
-    received = 0
-    try:
-        # aiter_raw: the bytes as sent, so the cap is checked before anything is inflated.
-        async for chunk in reply.aiter_raw():
-            received += len(chunk)
-            if received > MAX_RESPONSE_BYTES:
-                raise AnswerOversized
-            # max_length stops inflating one byte past the cap: the rest of the chunk stays
-            # compressed (in unconsumed_tail) and is never expanded.
-            room = MAX_RESPONSE_BYTES + 1 - len(body)
-            body += chunk if inflater is None else inflater.decompress(chunk, room)
-            if len(body) > MAX_RESPONSE_BYTES:
-                raise AnswerOversized
-        if inflater is not None and not inflater.eof:
-            raise AnswerUnreadable("the gzip body is cut short")
-    except zlib.error:
-        raise AnswerUnreadable("the gzip body is corrupt") from None
-    return bytes(body)
 
 
 def parse_result(document: Any) -> ToolAnswer:

@@ -131,9 +131,12 @@ class ToolError(Exception):
     plain words and hold nothing internal.
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, outcome: str = "error") -> None:
         super().__init__(message)
         self.message = message
+        # How the call is counted (metrics.backend_call): "error", or "refused", "timeout",
+        # "unavailable" when the provider could not reach its backend.
+        self.outcome = outcome
 
 
 class ToolUnavailableError(Exception):

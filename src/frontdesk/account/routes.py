@@ -1,0 +1,171 @@
+"""``/v1/{tenantKey}/account``: the customer's own page. Signed in through the company's
+login (account.signin), it lists the assistants connected to their account and cuts one
+off, ending every token family the customer's grants gave it (store.connected_clients).
+
+Every form is checked twice against cross-site requests (account.guard): the session's
+CSRF token and the request's origin. Errors are AuthorizePage, rendered as every sign-in
+page's (oauth.rendering).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import structlog
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from frontdesk.account import session, signin
+from frontdesk.account.guard import from_own_page, own_origin
+from frontdesk.account.session import AccountSession
+from frontdesk.oauth.client_document_rules import is_client_document_url
+from frontdesk.oauth.context import OAuthServices, SigninCompany
+from frontdesk.oauth.errors import AuthorizePage
+from frontdesk.oauth.forms import read_form
+from frontdesk.oauth.pages import page
+from frontdesk.oauth.rendering import NO_STORE
+from frontdesk.ratelimit import parse_rate_limit
+from frontdesk.store.connected_clients import ConnectedClient, ConnectedClients
+from frontdesk.store.tables import CLIENT_ID_LENGTH
+
+log = structlog.get_logger(__name__)
+
+
+def _refused() -> AuthorizePage:
+    return AuthorizePage(
+        403,
+        "This request was refused",
+        "It did not come from your account page. Open the page again and retry there.",
+    )
+
+
+def _when(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(UTC).strftime("%d %b %Y, %H:%M UTC")
+
+
+def _entry(connected: ConnectedClient) -> dict[str, Any]:
+    """What the page shows of one client: its name as the consent page shows it."""
+    verified_host = None
+    if is_client_document_url(connected.client_id):
+        # A metadata-document client's host answered for its id over https (oauth.clients).
+        verified_host = urlsplit(connected.client_id).hostname
+    return {
+        "client_id": connected.client_id,
+        "name": connected.registered_name or verified_host or "An unnamed application",
+        "verified_host": verified_host,
+        "name_unverified": verified_host is None,
+        "scopes": connected.scopes,
+        "allowed_at": _when(connected.allowed_at),
+        "last_used_at": _when(connected.last_used_at),
+    }
+
+
+class AccountPage:
+    def __init__(self, services: OAuthServices, connected: ConnectedClients) -> None:
+        self._services = services
+        self._connected = connected
+        self._sessions = session.sessions_for(tuple(services.settings.secret_keys))
+        self._origin = own_origin(services.settings.base_url)
+        self._limit = parse_rate_limit(services.settings.oauth_rate_limit)
+
+    async def show(self, request: Request) -> Response:
+        signin_company = await self._services.signin_company(request, page=True)
+        current = self._session(request, signin_company)
+        holder = None
+        if current is not None:
+            holder = await self._connected.holder(current.tenant_key, current.customer_id)
+        if current is None or holder is None:
+            return self._page(request, signin_company, signed_in=False)
+        connected = await self._connected.connected(
+            current.tenant_key, current.customer_id, datetime.now(UTC)
+        )
+        return self._page(
+            request,
+            signin_company,
+            signed_in=True,
+            holder=holder.name or holder.email or "you",
+            clients=[_entry(client) for client in connected],
+            csrf=self._sessions.csrf_token(current),
+        )
+
+    async def sign_in(self, request: Request) -> Response:
+        services = self._services
+        # Each sign-in may cost a round trip to the company's login (its metadata).
+        await services.limit(
+            self._limit, "account", request.path_params["tenant"], services.address(request)
+        )
+        return await signin.begin(services, await services.signin_company(request, page=True))
+
+    async def revoke(self, request: Request) -> Response:
+        services = self._services
+        await services.limit(
+            self._limit, "account", request.path_params["tenant"], services.address(request)
+        )
+        signin_company = await services.signin_company(request, page=True)
+        current, form = await self._checked_form(request, signin_company)
+        client_id = form.get("client_id", "")
+        if not client_id or len(client_id) > CLIENT_ID_LENGTH or "\x00" in client_id:
+            raise AuthorizePage(400, "Nothing to remove", "Choose an assistant on your page.")
+        ended = await self._connected.revoke(
+            current.tenant_key, current.customer_id, client_id, datetime.now(UTC)
+        )
+        log.info("account_client_revoked", tenant=current.tenant_key, families=ended)
+        return self._back(signin_company)
+
+    async def sign_out(self, request: Request) -> Response:
+        signin_company = await self._services.signin_company(request, page=True)
+        await self._checked_form(request, signin_company)
+        response = self._back(signin_company)
+        session.end(response, signin_company.tenant_key)
+        return response
+
+    def _session(self, request: Request, signin_company: SigninCompany) -> AccountSession | None:
+        return self._sessions.open(
+            request.cookies.get(session.COOKIE_NAME), signin_company.tenant_key
+        )
+
+    async def _checked_form(
+        self, request: Request, signin_company: SigninCompany
+    ) -> tuple[AccountSession, dict[str, str]]:
+        """The session and the form, when the form came from this session's own page."""
+        if not from_own_page(request, self._origin):
+            raise _refused()
+        current = self._session(request, signin_company)
+        if current is None:
+            raise AuthorizePage(
+                401, "You are signed out", "Your session ended. Open your account page again."
+            )
+        form = await read_form(request)
+        if not self._sessions.csrf_matches(current, form.get("csrf")):
+            raise _refused()
+        return current, form
+
+    def _back(self, signin_company: SigninCompany) -> Response:
+        # 303: the browser loads the page again with GET (post/redirect/get).
+        url = signin.page_url(self._services, signin_company.tenant_key)
+        return RedirectResponse(url, status_code=303, headers=NO_STORE)
+
+    def _page(self, request: Request, signin_company: SigninCompany, **context: Any) -> Response:
+        base = signin.page_url(self._services, signin_company.tenant_key)
+        return page(
+            request,
+            "account.html",
+            company_name=signin_company.company.name,
+            signin_url=f"{base}/signin",
+            revoke_url=f"{base}/revoke",
+            signout_url=f"{base}/signout",
+            **context,
+        )
+
+
+def account_routes(services: OAuthServices, connected: ConnectedClients) -> list[Route]:
+    account = AccountPage(services, connected)
+    return [
+        Route("/v1/{tenant}/account", account.show, methods=["GET"]),
+        Route("/v1/{tenant}/account/signin", account.sign_in, methods=["GET"]),
+        Route("/v1/{tenant}/account/revoke", account.revoke, methods=["POST"]),
+        Route("/v1/{tenant}/account/signout", account.sign_out, methods=["POST"]),
+    ]

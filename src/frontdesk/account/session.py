@@ -1,0 +1,103 @@
+"""The account page's session: a signed, short-lived cookie, and the CSRF token tied to it.
+
+The cookie holds only what the page needs: the company, the customer's id and the expiry,
+signed under a purpose of its own (frontdesk.signing), so no other signed value (a sign-in
+in progress, an MCP session) is ever taken for it. Nothing is stored server-side; a
+session ends when its cookie expires or the customer signs out.
+
+The CSRF token is a keyed digest of the cookie's value: it changes with every session, is
+never stored, and cannot be made without both the cookie (HttpOnly, unreadable to a page)
+and the operator's key. The page puts it in a hidden field; each form is accepted only when
+it matches, compared in constant time (the synchronizer token pattern).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from starlette.responses import Response
+
+from frontdesk.signing import Signer, b64encode
+
+COOKIE_NAME = "frontdesk_account"
+SESSION_TTL_SECONDS = 30 * 60
+
+
+def cookie_path(tenant_key: str) -> str:
+    return f"/v1/{tenant_key}/account"
+
+
+@dataclass(frozen=True, slots=True)
+class AccountSession:
+    tenant_key: str
+    customer_id: int
+    # The cookie's own value: what the CSRF token is derived from.
+    value: str
+
+
+class AccountSessions:
+    def __init__(self, secret_keys: Sequence[str]) -> None:
+        self._signer = Signer(secret_keys, "account-session/v1")
+        # Every key verifies a CSRF token, as every key verifies the cookie, so a page
+        # opened before a key rotation still submits.
+        self._csrf_keys = [
+            hmac.new(key.encode(), b"frontdesk/account-csrf/v1", hashlib.sha256).digest()
+            for key in secret_keys
+        ]
+
+    def issue(self, tenant_key: str, customer_id: int) -> str:
+        return self._signer.sign({"t": tenant_key, "c": customer_id}, SESSION_TTL_SECONDS)
+
+    def open(self, value: str | None, tenant_key: str) -> AccountSession | None:
+        """The session, when the cookie is ours, unexpired, and of this company."""
+        payload = self._signer.verify(value) if value else None
+        if payload is None or payload.get("t") != tenant_key:
+            return None
+        customer_id = payload.get("c")
+        if not isinstance(customer_id, int) or isinstance(customer_id, bool):
+            return None
+        assert value is not None
+        return AccountSession(tenant_key, customer_id, value)
+
+    def csrf_token(self, session: AccountSession) -> str:
+        return self._csrf(self._csrf_keys[0], session)
+
+    def csrf_matches(self, session: AccountSession, token: str | None) -> bool:
+        if not token or not token.isascii():
+            return False
+        return any(
+            hmac.compare_digest(self._csrf(key, session).encode(), token.encode())
+            for key in self._csrf_keys
+        )
+
+    @staticmethod
+    def _csrf(key: bytes, session: AccountSession) -> str:
+        return b64encode(hmac.new(key, session.value.encode(), hashlib.sha256).digest())
+
+
+@cache
+def sessions_for(secret_keys: tuple[str, ...]) -> AccountSessions:
+    """One per set of keys: the sign-in's end (oauth.completion) and the page share it."""
+    return AccountSessions(secret_keys)
+
+
+def start(response: Response, tenant_key: str, value: str, *, secure: bool) -> None:
+    response.set_cookie(
+        COOKIE_NAME,
+        value,
+        max_age=SESSION_TTL_SECONDS,
+        path=cookie_path(tenant_key),
+        secure=secure,
+        httponly=True,
+        # Lax: sent when the customer comes back from the company's login (a top-level
+        # redirect), never with another site's POST.
+        samesite="lax",
+    )
+
+
+def end(response: Response, tenant_key: str) -> None:
+    response.delete_cookie(COOKIE_NAME, path=cookie_path(tenant_key), httponly=True)
