@@ -251,11 +251,18 @@ async def sign_in(
     email: str = "peter@initech.example",
     name: str = "Peter Gibbons",
     redirect_uri: str = REDIRECT_URI,
+    remembered: bool = False,
 ) -> SignIn:
-    """Run authorize → consent (Allow, unless allowed before) → dev login; the code the
-    client is sent back with."""
+    """Run authorize → consent (Allow) → dev login; the code the client is sent back with.
+
+    Each sign-in starts without the browser's remembered customer, so tests that sign many
+    customers in through one client get the consent page every time (a remembered
+    customer's consent never covers another's: oauth.completion). With ``remembered``,
+    a customer who allowed the client before goes straight to the login."""
     if client_id is None:
         client_id = await register(client, tenant, redirect_uris=[redirect_uri])
+    if not remembered:
+        client.cookies.delete(REMEMBERED_COOKIE)
     pkce = Pkce.new()
     params = authorize_params(client_id, pkce, redirect_uri=redirect_uri, scope=scope, state=state)
     page = await authorize(client, params, tenant)
