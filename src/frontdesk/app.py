@@ -21,9 +21,10 @@ from frontdesk import __version__
 from frontdesk.account.routes import account_routes
 from frontdesk.allowed_methods import one_route_per_path
 from frontdesk.asgi import Receive, Scope, Send
+from frontdesk.companies.production import stored_problems
 from frontdesk.companies.providers import ProviderFactory
 from frontdesk.companies.registry import CompanyRegistry
-from frontdesk.companies.sealed_secrets import unset_variables
+from frontdesk.companies.sealed_secrets import SecretsUnreadable, unset_variables
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
 from frontdesk.edge import Edge, protect, request_id_of
@@ -50,7 +51,7 @@ from frontdesk.ratelimit import RateLimiter, parse_rate_limit
 from frontdesk.secret_box import SecretBox
 from frontdesk.store.bounds import Timeouts
 from frontdesk.store.clients import ClientRepository
-from frontdesk.store.companies import CompanyRepository
+from frontdesk.store.companies import CompanyRepository, StoredCompany
 from frontdesk.store.connected_clients import ConnectedClients
 from frontdesk.store.consents import ConsentRepository
 from frontdesk.store.customers import CustomerRepository
@@ -123,7 +124,7 @@ class Services:
         if self.settings.auto_migrate:
             await self.database.migrate()
         if self.settings.should_seed_demo:
-            await seed_demo_company(self.companies)
+            await seed_demo_company(self.companies, self.settings.demo_backend_port)
         for stored in await self.companies.all():
             log.info(
                 "serving_company",
@@ -134,6 +135,13 @@ class Services:
             # needs the secret logs the error again and is answered plainly.
             for warning in unset_variables(stored.tenant_key, stored.definition):
                 log.warning("company_secret_unset", tenant=stored.tenant_key, error=warning)
+            if self.settings.is_production:
+                # Applied before this instance ran in production: its sign-in is refused
+                # at use (login.connectors); the operator hears of it now.
+                for problem in _production_problems(self.companies, stored):
+                    log.error(
+                        "company_unsafe_in_production", tenant=stored.tenant_key, error=problem
+                    )
         self.metrics.start(functools.partial(pool_use, self.database))
         _tune_collector()
 
@@ -189,6 +197,13 @@ def _grant_repository(database: Database) -> GrantRepository:
     return PostgresGrantRepository(
         database.engine, driver_pool, lookup_pool, database.grant_changes
     )
+
+
+def _production_problems(companies: CompanyRepository, stored: StoredCompany) -> list[str]:
+    try:
+        return stored_problems(companies.opened(stored))
+    except SecretsUnreadable:
+        return []  # refused and logged when the company loads (companies.registry)
 
 
 class Frontdesk(Edge):

@@ -6,16 +6,19 @@ from __future__ import annotations
 import time
 import types
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 from sqlalchemy import select
 
 from frontdesk import signing
-from frontdesk.app import Frontdesk
+from frontdesk.app import Frontdesk, create_app
+from frontdesk.config import Settings
 from frontdesk.oauth.flow import COOKIE_NAME, FLOW_TTL_SECONDS, Flow, FlowSigner
 from frontdesk.store.tables import customers
-from tests.conftest import TEST_SECRET
+from tests.conftest import TEST_SECRET, start_app
 from tests.oauth import flows
 from tests.oauth.conftest import Serve
 
@@ -356,3 +359,34 @@ async def test_the_dev_login_is_refused_in_production(serve: Serve) -> None:
     )
     assert posted.status_code == 404
     assert "location" not in posted.headers
+
+
+async def test_a_stored_company_unsafe_in_production_is_named_at_start_up(
+    make_settings: Callable[..., Settings], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Companies applied before the instance ran in production (initech signs in with the
+    dev login) are named at start-up, not first at a customer's sign-in."""
+    database_url = f"sqlite+aiosqlite:///{tmp_path / 'frontdesk.db'}"
+    development = await start_app(make_settings(database_url=database_url))
+    await development.services.stop()
+    capsys.readouterr()
+
+    production = create_app(
+        make_settings(
+            database_url=database_url,
+            env="production",
+            secret_keys=["production-secret-key-0123456789-abcdefghijkl"],
+            data_keys=["production-data-key-0123456789-abcdefghijklm"],
+            base_url=PRODUCTION_URL,
+        )
+    )
+    await production.services.start()
+    await production.services.stop()
+    lines = capsys.readouterr().err.splitlines()
+    events = [orjson.loads(line) for line in lines if line.startswith("{")]
+    named = {
+        event["tenant"]: event["error"]
+        for event in events
+        if event["event"] == "company_unsafe_in_production"
+    }
+    assert "dev login" in named["initech"]

@@ -2,15 +2,19 @@
 
 A development deployment may use the ``dev`` login (whoever types an address is signed in
 as it) and an identity provider on plain ``http``; production refuses both when a companies
-file is applied, and the login connectors refuse them when a stored company still holds
-them (login.connectors), so an instance never signs a customer in that way.
+file is applied, names at start-up every stored company that still holds one (applied
+before the instance ran in production), and the login connectors refuse them at use
+(login.connectors), so an instance never signs a customer in that way.
 """
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
-from frontdesk.companies.definition import CompanyDefinition, DevLogin, OidcLogin
+from pydantic import ValidationError
+
+from frontdesk.companies.definition import FROM_STORE, CompanyDefinition, DevLogin, OidcLogin
 
 
 def production_problems(company: CompanyDefinition) -> list[str]:
@@ -27,6 +31,16 @@ def production_problems(company: CompanyDefinition) -> list[str]:
             f" ({login.issuer}): its code, tokens and client secret would travel in clear"
         ]
     return []
+
+
+def stored_problems(document: dict[str, Any]) -> list[str]:
+    """``production_problems`` of a stored definition (its secrets opened). One that does
+    not validate is none of this check's business: loading it refuses it, and says why."""
+    try:
+        company = CompanyDefinition.model_validate(document, context=FROM_STORE)
+    except ValidationError:
+        return []
+    return production_problems(company)
 
 
 def issuer_is_safe(issuer: str) -> bool:
