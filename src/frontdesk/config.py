@@ -151,6 +151,9 @@ class Settings(BaseModel):
     # without it, /metrics is open to whoever can reach the port (app.py).
     metrics_token: str | None = Field(default=None, min_length=16, max_length=256)
     seed_demo: bool | None = None
+    # The loopback port of the demo company's backend (examples/backend.py reads the same
+    # variable), written into the demo company when it is seeded (companies/seed.py).
+    demo_backend_port: int = Field(default=8001, ge=1, le=65535)
     auto_migrate: bool = True
     log_level: str = "INFO"
     log_json: bool = True

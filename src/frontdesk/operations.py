@@ -93,7 +93,10 @@ async def prepare_database(settings: Settings) -> None:
             await reaching(settings.database_url, database.migrate())
         if settings.should_seed_demo:
             await reaching(
-                settings.database_url, seed_demo_company(company_repository(settings, database))
+                settings.database_url,
+                seed_demo_company(
+                    company_repository(settings, database), settings.demo_backend_port
+                ),
             )
     finally:
         await database.close()
