@@ -248,16 +248,13 @@ async def audit_events(
             customer is not None or not await admin.has_audit_events(tenant_key)
         ):
             raise UnknownCompany(tenant_key)
-        if customer is not None:
-            if not await admin.customer_exists(tenant_key, customer):
-                raise UnknownTarget(
-                    f"company {tenant_key!r} has no customer whose subject or email is {customer!r}"
-                )
-            return await admin.audit_of_customer(
-                tenant_key, customer, since=since, events=events or None, limit=limit
+        if customer is not None and not await admin.customer_exists(tenant_key, customer):
+            raise UnknownTarget(
+                f"company {tenant_key!r} has no customer whose subject or email is {customer!r}"
             )
+        families = None if customer is None else admin.families_of_customer(tenant_key, customer)
         return await AuditLog(database.engine).list(
-            tenant_key, since=since, events=events or None, limit=limit
+            tenant_key, since=since, events=events or None, limit=limit, families=families
         )
 
 

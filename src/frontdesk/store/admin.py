@@ -19,7 +19,6 @@ from sqlalchemy import ColumnElement, Select, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from frontdesk.store import consents as remembered
-from frontdesk.store.audit import AuditEvent
 from frontdesk.store.database import for_reads
 from frontdesk.store.families import revoke_family_in
 from frontdesk.store.moments import as_utc
@@ -260,34 +259,13 @@ class Administration:
                 )
         return ids
 
-    async def audit_of_customer(
-        self,
-        tenant_key: str,
-        customer: str,
-        *,
-        since: datetime | None,
-        events: list[str] | None,
-        limit: int,
-    ) -> list[AuditEvent]:
-        """The company's events about the customer's grants, newest first."""
-        table = audit_events.c
-        families = select(token_families.c.id).where(
+    @staticmethod
+    def families_of_customer(tenant_key: str, customer: str) -> Select[tuple[int]]:
+        """The ids of the company's families granted to ``customer`` (subject or email)."""
+        return select(token_families.c.id).where(
             token_families.c.tenant_key == tenant_key,
             token_families.c.customer_id.in_(_customer_matches(tenant_key, customer)),
         )
-        query = (
-            select(table.occurred_at, table.event, table.client_id, table.family_id, table.detail)
-            .where(table.tenant_key == tenant_key, table.family_id.in_(families))
-            .order_by(table.occurred_at.desc(), table.id.desc())
-            .limit(limit)
-        )
-        if since is not None:
-            query = query.where(table.occurred_at >= since)
-        if events:
-            query = query.where(table.event.in_(events))
-        async with self._reads.connect() as connection:
-            rows = (await connection.execute(query)).all()
-        return [AuditEvent(as_utc(row[0]), row[1], row[2], row[3], dict(row[4])) for row in rows]
 
     async def delete_company(self, tenant_key: str, now: datetime) -> DeletedCompany:
         """Remove the company with its clients, customers, codes and grants, in one

@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import Select, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from frontdesk.store.database import for_reads
@@ -81,8 +81,10 @@ class AuditLog:
         since: datetime | None = None,
         events: list[str] | None = None,
         limit: int = 100,
+        families: Select[tuple[int]] | None = None,
     ) -> list[AuditEvent]:
-        """The company's events, newest first."""
+        """The company's events, newest first; only those about ``families`` (a query of
+        family ids, e.g. one customer's: store.admin) when given."""
         table = audit_events.c
         query = (
             select(table.occurred_at, table.event, table.client_id, table.family_id, table.detail)
@@ -90,6 +92,8 @@ class AuditLog:
             .order_by(table.occurred_at.desc(), table.id.desc())
             .limit(limit)
         )
+        if families is not None:
+            query = query.where(table.family_id.in_(families))
         if since is not None:
             query = query.where(table.occurred_at >= since)
         if events:
