@@ -19,13 +19,14 @@ from starlette.routing import Route
 
 from frontdesk import __version__
 from frontdesk.account.routes import account_routes
+from frontdesk.addresses import AddressPolicy
 from frontdesk.allowed_methods import one_route_per_path
 from frontdesk.asgi import Receive, Scope, Send
 from frontdesk.companies.production import stored_problems
 from frontdesk.companies.providers import ProviderFactory
 from frontdesk.companies.registry import CompanyRegistry
-from frontdesk.companies.sealed_secrets import SecretsUnreadable, unset_variables
 from frontdesk.companies.seed import seed_demo_company
+from frontdesk.company_secrets import SecretsUnreadable, unset_variables
 from frontdesk.config import Settings
 from frontdesk.edge import Edge, protect, request_id_of
 from frontdesk.log_throttle import outage_warnings
@@ -60,7 +61,6 @@ from frontdesk.store.grants import GrantRepository
 from frontdesk.store.outage import OUTAGE_TYPES
 from frontdesk.store.pool_use import pool_use
 from frontdesk.store.spent_flows import SpentFlowRepository
-from frontdesk.tools.addresses import AddressPolicy
 
 log = structlog.get_logger(__name__)
 

@@ -17,13 +17,13 @@ from frontdesk.command_database import DatabaseMissing, DatabaseUnreachable, Use
 from frontdesk.companies.definition import CompaniesFile
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.companies.production import production_problems
-from frontdesk.companies.sealed_secrets import (
+from frontdesk.companies.seed import seed_demo_company
+from frontdesk.company_secrets import (
     SecretsUnreadable,
     open_secrets,
     redact_secrets,
     unset_variables,
 )
-from frontdesk.companies.seed import seed_demo_company
 from frontdesk.config import Settings
 from frontdesk.errors import ConfigurationError, DatabaseNotReady
 from frontdesk.http_server import check_address, serve_http

@@ -6,7 +6,7 @@ for the client metadata documents any client_id may name.
   companies file already limits a backend's http to loopback, and production refuses an
   http issuer, companies.production).
 - **Addresses**: the host is resolved once and every address it resolves to must pass an
-  ``AddressPolicy`` (tools.addresses: public addresses, plus the networks the operator
+  ``AddressPolicy`` (addresses: public addresses, plus the networks the operator
   opened). The connection is then made to a checked address, with the name sent as
   ``Host`` and, over TLS, as SNI and checked against the certificate: a name that resolves
   elsewhere a moment later (DNS rebinding) cannot move the call.
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from frontdesk.tools.addresses import AddressPolicy, IPAddress
+from frontdesk.addresses import AddressPolicy, IPAddress
 
 if TYPE_CHECKING:
     import httpx

@@ -1,6 +1,6 @@
 """Company secrets at rest: sealed in the stored row under FRONTDESK_DATA_KEYS, bound to their
 company and field, opened when the company is loaded, on SQLite and PostgreSQL
-(secret_box.py, companies/sealed_secrets.py, store/companies.py)."""
+(secret_box.py, company_secrets.py, store/companies.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from structlog.typing import EventDict
 from frontdesk.companies import registry as registry_module
 from frontdesk.companies.files import apply_companies, parse_companies
 from frontdesk.companies.registry import CompanyRegistry
-from frontdesk.companies.sealed_secrets import SecretsUnreadable, redact_secrets
+from frontdesk.company_secrets import SecretsUnreadable, redact_secrets
 from frontdesk.config import Settings
 from frontdesk.errors import ConfigurationError
 from frontdesk.secret_box import CannotOpen, KeyNotConfigured, SecretBox

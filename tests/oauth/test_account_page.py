@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from frontdesk.account.routes import _entry
-from frontdesk.account.session import COOKIE_NAME, SESSION_TTL_SECONDS, sessions_for
 from frontdesk.app import Frontdesk
+from frontdesk.oauth.account_session import COOKIE_NAME, SESSION_TTL_SECONDS, sessions_for
 from frontdesk.oauth.flow import COOKIE_NAME as SIGNIN_COOKIE
 from frontdesk.store.connected_clients import ConnectedClient
 from frontdesk.store.consents import ConsentRepository

@@ -1,5 +1,5 @@
 """The SSRF guard: a backend address that is not public is refused unless the operator allows
-its network in FRONTDESK_BACKEND_ALLOWED_NETWORKS (tools/addresses.py)."""
+its network in FRONTDESK_BACKEND_ALLOWED_NETWORKS (addresses.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import structlog
 
+from frontdesk.addresses import AddressPolicy, AddressRefused
 from frontdesk.tools import http as http_provider
-from frontdesk.tools.addresses import AddressPolicy, AddressRefused
 from tests.tools.backends import (
     ScriptedBackend,
     assert_plain_error,

@@ -3,7 +3,7 @@
 Two checks, each enough on its own to stop another site's form, so that a slip in one
 leaves the other (OWASP's CSRF cheat sheet: a token, and a check of the request's source):
 
-- the CSRF token of the session (account.session), compared in constant time;
+- the CSRF token of the session (oauth.account_session), compared in constant time;
 - the request's source: its ``Origin`` is this service's own. Our pages send no Referer
   (``Referrer-Policy: no-referrer``), and under that policy a browser sends
   ``Origin: null`` with a POST (Fetch, "append a request Origin header"): "null" is then

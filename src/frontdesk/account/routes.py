@@ -18,9 +18,11 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from frontdesk.account import session, signin
+from frontdesk.account import signin
 from frontdesk.account.guard import from_own_page, own_origin
-from frontdesk.account.session import AccountSession
+from frontdesk.oauth import account_completion
+from frontdesk.oauth import account_session as session
+from frontdesk.oauth.account_session import AccountSession
 from frontdesk.oauth.client_document_rules import is_client_document_url
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import AuthorizePage
@@ -145,11 +147,11 @@ class AccountPage:
 
     def _back(self, signin_company: SigninCompany) -> Response:
         # 303: the browser loads the page again with GET (post/redirect/get).
-        url = signin.page_url(self._services, signin_company.tenant_key)
+        url = account_completion.page_url(self._services, signin_company.tenant_key)
         return RedirectResponse(url, status_code=303, headers=NO_STORE)
 
     def _page(self, request: Request, signin_company: SigninCompany, **context: Any) -> Response:
-        base = signin.page_url(self._services, signin_company.tenant_key)
+        base = account_completion.page_url(self._services, signin_company.tenant_key)
         return page(
             request,
             "account.html",

@@ -1,7 +1,7 @@
 """The shape of a company, as operators declare it and as the database keeps it.
 
 One set of models serves both: ``frontdesk companies apply`` validates a file with them, the
-store keeps the validated document (its secrets sealed, companies.sealed_secrets), and
+store keeps the validated document (its secrets sealed, company_secrets), and
 loading it back (with ``FROM_STORE``) validates it again, so a company that is served has
 always passed every check here.
 """
@@ -26,7 +26,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from frontdesk.companies.branding import Branding
 from frontdesk.companies.header_declarations import InvalidDeclaration, declarations
-from frontdesk.companies.sealed_secrets import not_redacted
+from frontdesk.company_secrets import not_redacted
 from frontdesk.config import LOOPBACK_HOSTS, Region
 from frontdesk.ratelimit import parse_rate_limit
 from frontdesk.schemas import InvalidSchema, SchemaCheck

@@ -8,9 +8,9 @@ import asyncio
 import os
 from urllib.parse import urlsplit
 
+from frontdesk.addresses import AddressPolicy
 from frontdesk.companies.definition import HttpProvider, PythonProvider
 from frontdesk.outbound import OutboundClients
-from frontdesk.tools.addresses import AddressPolicy
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
 from frontdesk.tools.python import PythonToolProvider
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from frontdesk import __version__
+from frontdesk.addresses import AddressPolicy
 from frontdesk.outbound_policy import (
     GZIP_CODINGS,
     Oversized,
@@ -44,7 +45,6 @@ from frontdesk.outbound_policy import (
 )
 from frontdesk.outbound_policy import Unreachable as CallUnreachable
 from frontdesk.outbound_policy import Unreadable as CallUnreadable
-from frontdesk.tools.addresses import AddressPolicy
 
 if TYPE_CHECKING:
     import httpx

@@ -24,6 +24,7 @@ from typing import ClassVar, TypeVar
 import orjson
 import structlog
 
+from frontdesk.addresses import AddressPolicy
 from frontdesk.oauth.client_document_download import BadAnswer, Unreachable, download
 from frontdesk.oauth.client_document_rules import (
     ClientDocument,
@@ -32,7 +33,6 @@ from frontdesk.oauth.client_document_rules import (
     url_problem,
 )
 from frontdesk.outbound import DOCUMENT_CONNECTIONS, DOCUMENT_TIMEOUT_SECONDS, OutboundClients
-from frontdesk.tools.addresses import AddressPolicy
 
 __all__ = [
     "ClientDocument",

@@ -1,6 +1,6 @@
 """How a sign-in ends: the client's redirect URI with a code, or with an error
 (RFC 6749 4.1.2), each carrying ``state`` and ``iss`` (RFC 9207). A sign-in to the
-customer's own account page ends there instead (account.signin)."""
+customer's own account page ends there instead (oauth.account_completion)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import structlog
 from starlette.responses import RedirectResponse, Response
 
 from frontdesk import metrics
-from frontdesk.account import signin as account_signin
 from frontdesk.login.connector import Identity
-from frontdesk.oauth import browser, remembered
+from frontdesk.oauth import account_completion, browser, remembered
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.redirects import redirect_with
@@ -23,7 +22,7 @@ def back_to_client(
     services: OAuthServices, flow: Flow, *, error: str, description: str
 ) -> Response:
     if flow.account:
-        raise account_signin.not_signed_in(error, description)
+        raise account_completion.not_signed_in(error, description)
     location = redirect_with(
         flow.redirect_uri,
         {
@@ -46,7 +45,7 @@ async def signed_in(services: OAuthServices, flow: Flow, identity: Identity) -> 
         email_verified=identity.email_verified,
     )
     if flow.account:
-        return account_signin.signed_in(services, flow, customer_id)
+        return account_completion.signed_in(services, flow, customer_id)
     if flow.consented_by is not None and flow.consented_by != customer_id:
         # The consent page was skipped for the customer this browser remembered, and
         # someone else signed in (a shared browser): they never allowed this client. No

@@ -1,6 +1,6 @@
 """Company rows: read by tenant key, written by ``frontdesk companies apply``.
 
-A row's secrets are sealed (companies.sealed_secrets) as it is written, and opened with
+A row's secrets are sealed (company_secrets) as it is written, and opened with
 ``opened`` when the company is loaded; listing and showing rows never opens them.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.companies.sealed_secrets import SecretsUnreadable, open_secrets, seal_secrets
+from frontdesk.company_secrets import SecretsUnreadable, open_secrets, seal_secrets
 from frontdesk.config import DEV_DATA_KEY
 from frontdesk.secret_box import SecretBox
 from frontdesk.store.database import for_reads

@@ -38,9 +38,9 @@ import httpx
 import orjson
 import structlog
 
+from frontdesk.addresses import AddressPolicy, AddressRefused
 from frontdesk.outbound_policy import Oversized, Unreadable, read_capped
 from frontdesk.tools import signature
-from frontdesk.tools.addresses import AddressPolicy, AddressRefused
 from frontdesk.tools.provider import (
     InputRequired,
     ToolAnswer,
