@@ -3,8 +3,9 @@
 A company's backend URL is operator-reviewed configuration, but a URL that resolves to a
 private, loopback or link-local address would let a companies file reach the service's
 own network (SSRF). Such addresses are refused unless they fall in
-``FRONTDESK_BACKEND_ALLOWED_NETWORKS``. Resolution is checked at call time (a name can
-change what it points at) and cached briefly.
+``FRONTDESK_BACKEND_ALLOWED_NETWORKS``. A name is resolved and checked whenever a new
+connection is made (a name can change what it points at; the answer is cached briefly), and
+the connection goes to an address that was checked (checked_transport).
 """
 
 from __future__ import annotations
@@ -112,11 +113,14 @@ class AddressPolicy:
     def permits(self, address: IPAddress) -> bool:
         return is_public(address) or any(address in network for network in self._allowed)
 
-    async def check(self, host: str, port: int) -> None:
-        """Raise AddressRefused unless every address ``host`` resolves to is permitted."""
-        for address in await self._resolve(host, port):
+    async def check(self, host: str, port: int) -> list[IPAddress]:
+        """Every address ``host`` resolves to, each permitted: AddressRefused unless all are
+        (checked_transport connects to one of them, never to the name again)."""
+        addresses = await self._resolve(host, port)
+        for address in addresses:
             if not self.permits(address):
                 raise AddressRefused(f"{host} resolves to {address}, which is not allowed")
+        return addresses
 
     async def _resolve(self, host: str, port: int) -> list[IPAddress]:
         try:
@@ -131,8 +135,12 @@ class AddressPolicy:
             infos = await asyncio.get_running_loop().getaddrinfo(
                 host, port, type=socket.SOCK_STREAM
             )
-        except OSError as error:
+        except (OSError, ValueError) as error:
+            # ValueError: the resolver's IDNA codec raises UnicodeError on a name it cannot
+            # encode.
             raise AddressRefused(f"{host} does not resolve: {error}") from None
-        addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+        addresses = list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in infos))
+        if not addresses:
+            raise AddressRefused(f"{host} does not resolve")
         self._resolved[host] = (now + RESOLVE_CACHE_SECONDS, addresses)
         return addresses

@@ -95,12 +95,13 @@ class Services:
             Timeouts.within(settings.database_timeout_seconds),
         )
         companies = CompanyRepository(database.engine, SecretBox(settings.data_keys))
-        outbound = OutboundClients()
         # The operator's reviewed backends may be allowed private networks; metadata
         # documents, which anyone can name, are fetched from public addresses only
         # (oauth.client_documents).
-        addresses = AddressPolicy(settings.backend_allowed_networks)
-        providers = ProviderFactory(outbound, addresses)
+        outbound = OutboundClients(
+            backend_addresses=AddressPolicy(settings.backend_allowed_networks)
+        )
+        providers = ProviderFactory(outbound)
         documents = ClientDocuments(outbound, on_loopback=settings.client_documents_on_loopback)
         registry = CompanyRegistry(companies, settings, providers)
         return cls(

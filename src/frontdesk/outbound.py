@@ -10,6 +10,8 @@ from __future__ import annotations
 import ssl
 from typing import TYPE_CHECKING
 
+from frontdesk.addresses import AddressPolicy
+
 if TYPE_CHECKING:
     import httpx
 
@@ -32,10 +34,15 @@ DOCUMENT_CONNECTIONS = 16
 
 
 class OutboundClients:
-    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, tls: ssl.SSLContext | None = None, backend_addresses: AddressPolicy | None = None
+    ) -> None:
         # ``tls`` replaces the default trust (certifi's bundle, or SSL_CERT_FILE when set):
         # tests pass a context that trusts their own CA. Verification stays on either way.
         self._tls = tls
+        # Where tool backends may be reached: the operator's reviewed backends may be
+        # allowed private networks (FRONTDESK_BACKEND_ALLOWED_NETWORKS).
+        self._backend_addresses = backend_addresses or AddressPolicy([])
         self._logins: httpx.AsyncClient | None = None
         self._backends: httpx.AsyncClient | None = None
         self._documents: httpx.AsyncClient | None = None
@@ -61,14 +68,21 @@ class OutboundClients:
         if self._backends is None:
             import httpx
 
+            from frontdesk.checked_transport import CheckedTransport
+
             self._backends = httpx.AsyncClient(
-                verify=self._tls_context(),
-                timeout=httpx.Timeout(None, connect=BACKEND_CONNECT_TIMEOUT_SECONDS),
-                limits=httpx.Limits(
+                # Kept alive, and each new connection made to an address checked for its
+                # name (checked_transport).
+                transport=CheckedTransport(
+                    self._backend_addresses,
+                    self._tls_context(),
                     max_connections=BACKEND_CONNECTIONS,
                     max_keepalive_connections=BACKEND_KEPT_ALIVE,
                 ),
+                timeout=httpx.Timeout(None, connect=BACKEND_CONNECT_TIMEOUT_SECONDS),
                 follow_redirects=False,
+                # No proxy from the environment: it would resolve the name past the policy.
+                trust_env=False,
             )
         return self._backends
 

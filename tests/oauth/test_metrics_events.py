@@ -14,6 +14,7 @@ from frontdesk.addresses import AddressPolicy
 from frontdesk.app import Frontdesk
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.config import Settings
+from frontdesk.outbound import OutboundClients
 from frontdesk.tools.http import HttpToolProvider
 from frontdesk.tools.provider import ToolCall, ToolError
 from tests.conftest import start_app
@@ -138,10 +139,11 @@ def a_call() -> ToolCall:
 
 async def test_a_refused_address_is_a_refused_call() -> None:
     """The http provider says why it reached no backend (metrics.backend_call's outcome)."""
-    async with httpx.AsyncClient() as http:
-        provider = HttpToolProvider("http://127.0.0.1:9/tool", "s" * 32, http, AddressPolicy([]))
-        with pytest.raises(ToolError) as refused:
-            await provider.call(a_call())
+    outbound = OutboundClients(backend_addresses=AddressPolicy([]))
+    provider = HttpToolProvider("http://127.0.0.1:9/tool", "s" * 32, outbound.for_backends())
+    with pytest.raises(ToolError) as refused:
+        await provider.call(a_call())
+    await outbound.aclose()
     assert refused.value.outcome == "refused"
 
 
@@ -156,8 +158,7 @@ async def test_an_unreachable_backend_is_a_timeout_or_unavailable(
         raise failure
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(fail)) as http:
-        policy = AddressPolicy(["127.0.0.0/8"])
-        provider = HttpToolProvider("http://127.0.0.1:9/tool", "s" * 32, http, policy)
+        provider = HttpToolProvider("http://127.0.0.1:9/tool", "s" * 32, http)
         with pytest.raises(ToolError) as failed:
             await provider.call(a_call())
     assert failed.value.outcome == outcome

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import socket
-from typing import Any
 
 import pytest
 import structlog
 
 from frontdesk.addresses import AddressPolicy, AddressRefused
 from frontdesk.tools import http as http_provider
+from tests.support.resolver import FakeResolver
 from tests.tools.backends import (
     ScriptedBackend,
     assert_plain_error,
@@ -154,21 +153,6 @@ async def test_a_name_is_refused_when_it_resolves_to_loopback() -> None:
     with pytest.raises(AddressRefused, match="localhost"):
         await AddressPolicy([]).check("localhost", 80)
     await AddressPolicy(["127.0.0.0/8", "::1/128"]).check("localhost", 80)
-
-
-class FakeResolver:
-    """Stands in for the event loop's getaddrinfo: answers from a table, counting lookups."""
-
-    def __init__(self, answers: dict[str, list[str]]) -> None:
-        self.answers = answers
-        self.lookups = 0
-
-    async def __call__(self, host: str, port: int, **_options: Any) -> list[Any]:
-        self.lookups += 1
-        if host not in self.answers:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        family = socket.AF_INET
-        return [(family, socket.SOCK_STREAM, 6, "", (a, port)) for a in self.answers[host]]
 
 
 async def test_a_name_is_refused_when_any_of_its_addresses_is_not_permitted(

@@ -1,5 +1,6 @@
 """Builds the provider a tool names, with what providers share: one HTTP client for every
-backend call (connections kept alive across calls) and the operator's address policy.
+backend call (connections kept alive across calls, each made where the operator's address
+policy permits: outbound.OutboundClients).
 The HTTP provider and its client are loaded with the first HTTP tool."""
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ import asyncio
 import os
 from urllib.parse import urlsplit
 
-from frontdesk.addresses import AddressPolicy
 from frontdesk.companies.definition import HttpProvider, PythonProvider
 from frontdesk.outbound import OutboundClients
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
@@ -16,11 +16,8 @@ from frontdesk.tools.python import PythonToolProvider
 
 
 class ProviderFactory:
-    def __init__(
-        self, outbound: OutboundClients | None = None, addresses: AddressPolicy | None = None
-    ) -> None:
+    def __init__(self, outbound: OutboundClients | None = None) -> None:
         self._outbound = outbound
-        self._addresses = addresses or AddressPolicy([])
         # One lane of connections per backend (scheme, host and port), whichever company
         # and tool call it.
         self._lanes: dict[str, asyncio.Semaphore] = {}
@@ -49,6 +46,4 @@ class ProviderFactory:
                 parts = urlsplit(reference.url)
                 origin = f"{parts.scheme}://{parts.netloc.lower()}"
                 lane = self._lanes.setdefault(origin, asyncio.Semaphore(CONNECTIONS_PER_BACKEND))
-                return HttpToolProvider(
-                    reference.url, secret, self._outbound.for_backends(), self._addresses, lane
-                )
+                return HttpToolProvider(reference.url, secret, self._outbound.for_backends(), lane)

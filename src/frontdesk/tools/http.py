@@ -32,13 +32,12 @@ import asyncio
 import secrets
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import orjson
 import structlog
 
-from frontdesk.addresses import AddressPolicy, AddressRefused
+from frontdesk.addresses import AddressRefused
 from frontdesk.outbound_policy import Oversized, Unreadable, read_capped
 from frontdesk.tools import signature
 from frontdesk.tools.provider import (
@@ -69,7 +68,6 @@ class HttpToolProvider:
         url: str,
         secret: str,
         http: httpx.AsyncClient,
-        addresses: AddressPolicy,
         lane: asyncio.Semaphore | None = None,
     ) -> None:
         self._url = url
@@ -77,10 +75,6 @@ class HttpToolProvider:
         self._lane = lane or asyncio.Semaphore(CONNECTIONS_PER_BACKEND)
         self._secret = secret
         self._http = http
-        self._addresses = addresses
-        parts = urlsplit(url)
-        self._host = parts.hostname or ""
-        self._port = parts.port or (443 if parts.scheme == "https" else 80)
 
     async def call(self, call: ToolCall) -> ToolAnswer:
         customer = call.customer
@@ -107,11 +101,6 @@ class HttpToolProvider:
                 "request_state": call.state,
             }
         )
-        try:
-            await self._addresses.check(self._host, self._port)
-        except AddressRefused as refusal:
-            log.error("tool_backend_refused", tool=call.tool, reason=str(refusal))
-            raise ToolError(f"{call.tool} is unavailable right now.", "refused") from None
         headers = signature.headers(self._secret, int(time.time()), body, call.request_id)
         headers["accept-encoding"] = ACCEPT_ENCODING
         try:
@@ -121,6 +110,11 @@ class HttpToolProvider:
             ):
                 raw = await read_capped(reply, MAX_RESPONSE_BYTES)
                 status = reply.status_code
+        except AddressRefused as refusal:
+            # ``http`` connects only where the operator's address policy permits
+            # (outbound.OutboundClients, checked_transport).
+            log.error("tool_backend_refused", tool=call.tool, reason=str(refusal))
+            raise ToolError(f"{call.tool} is unavailable right now.", "refused") from None
         except httpx.HTTPError as error:
             log.warning("tool_backend_unreachable", tool=call.tool, error=type(error).__name__)
             reached = "timeout" if isinstance(error, httpx.TimeoutException) else "unavailable"
