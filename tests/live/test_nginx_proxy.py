@@ -45,7 +45,7 @@ def nginx_binary() -> str:
     )
     if found is not None:
         return found
-    reason = "nginx is not installed (run ./scripts/install-proxy)"
+    reason = "nginx is not installed (run ./scripts/install-test-servers)"
     if REQUIRE_SERVICES:
         pytest.fail(f"{reason}; FRONTDESK_TEST_REQUIRE_SERVICES=1 makes this a failure")
     pytest.skip(reason)
