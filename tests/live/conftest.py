@@ -104,7 +104,7 @@ def service_environment(
     return environment
 
 
-def _stop(process: subprocess.Popen[bytes]) -> bool:
+def stop_process(process: subprocess.Popen[bytes]) -> bool:
     """SIGTERM first, as an orchestrator would; SIGKILL only when that is ignored.
 
     True when the process ended on its own after SIGTERM. uvicorn shuts down gracefully and
@@ -151,7 +151,7 @@ class RunningProcess:
     process: subprocess.Popen[bytes]
 
     def stop(self) -> bool:
-        return _stop(self.process)
+        return stop_process(self.process)
 
 
 def start_service(
@@ -211,7 +211,7 @@ def start_service(
     try:
         _wait_until_healthy(process, service, time.monotonic() + START_DEADLINE)
     except BaseException:
-        _stop(process)
+        stop_process(process)
         raise
     return RunningProcess(service, process)
 
@@ -329,13 +329,23 @@ def documents_live_service(
     backend: str = request.param
     workdir = tmp_path_factory.mktemp(f"live-documents-{backend}")
     environment = documents_environment(https_documents)
+    with service_with_own_database(backend, workdir, environment) as service:
+        yield service
+
+
+@contextlib.contextmanager
+def service_with_own_database(
+    backend: str, workdir: Path, extra_env: Mapping[str, str] | None = None
+) -> Iterator[LiveService]:
+    """A started service on a database nobody else uses: a SQLite file in ``workdir``, or a
+    PostgreSQL database made for it and dropped after it stops."""
     with contextlib.ExitStack() as stack:
         if backend == "sqlite":
             database_url = f"sqlite+aiosqlite:///{workdir / 'frontdesk.db'}"
         else:
             database_url = stack.enter_context(postgres_database())
         yield stack.enter_context(
-            running_service(backend, database_url, workdir, extra_env=environment)
+            running_service(backend, database_url, workdir, extra_env=extra_env)
         )
 
 

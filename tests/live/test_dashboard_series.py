@@ -23,7 +23,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import REQUIRE_SERVICES, ROOT
-from tests.live.conftest import LiveService, postgres_database, running_service
+from tests.live.conftest import LiveService, service_with_own_database
 from tests.oauth.flows import (
     Pkce,
     consent_page,
@@ -124,14 +124,8 @@ def metrics_service(backend: str, workdir: Path) -> Iterator[LiveService]:
         # A spent refresh token presented again at once is reuse, not a retry.
         "FRONTDESK_REFRESH_RETRY_SECONDS": "0",
     }
-    with contextlib.ExitStack() as stack:
-        if backend == "sqlite":
-            database_url = f"sqlite+aiosqlite:///{workdir / 'frontdesk.db'}"
-        else:
-            database_url = stack.enter_context(postgres_database())
-        yield stack.enter_context(
-            running_service(backend, database_url, workdir, extra_env=environment)
-        )
+    with service_with_own_database(backend, workdir, environment) as service:
+        yield service
 
 
 async def drive_every_kind_of_traffic(http: httpx.AsyncClient) -> None:

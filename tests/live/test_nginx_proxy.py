@@ -25,7 +25,7 @@ import pytest
 import trustme
 
 from tests.conftest import REQUIRE_SERVICES, ROOT
-from tests.live.conftest import LiveService, free_port, running_service
+from tests.live.conftest import LiveService, free_port, running_service, stop_process
 
 pytestmark = pytest.mark.live
 
@@ -149,12 +149,7 @@ def running_nginx(config: Path, prefix: Path, port: int) -> Iterator[None]:
         _wait_for_port(process, port, prefix / "error.log")
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 @pytest.fixture(scope="module")

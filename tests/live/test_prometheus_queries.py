@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from tests.conftest import REQUIRE_SERVICES
-from tests.live.conftest import LiveService, free_port
+from tests.live.conftest import LiveService, free_port, stop_process
 from tests.live.test_dashboard_series import (
     ALERTS,
     DASHBOARD,
@@ -119,12 +119,7 @@ def running_prometheus(config: dict[str, Any], workdir: Path) -> Iterator[httpx.
             )
             yield api
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 def _ready(api: httpx.Client) -> bool:
