@@ -11,7 +11,6 @@ and every process started here is stopped on the way out, whatever happens.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
@@ -25,7 +24,7 @@ import httpx
 
 from benchkit.load import Measurement, Plan, make_plan, measure
 from benchkit.messages import check_reply, check_signed_in, mcp_request
-from benchkit.processes import BenchError, Processes, Quiet, run, say
+from benchkit.processes import BenchError, Processes, Quiet, run, say, shielded
 from benchkit.profiles import Profile, profile
 from benchkit.report import Report, machine_facts, render, source_state, standard_notes
 from benchkit.rows import rows_of
@@ -164,18 +163,6 @@ def keep_little(run_dir: Path, keep_runs: int) -> None:
     runs = sorted(p for p in run_dir.parent.iterdir() if p.is_dir() and not p.is_symlink())
     for old in runs[:-keep_runs]:
         shutil.rmtree(old, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def shielded() -> Iterator[None]:
-    """Clean-up runs to its end: a second Ctrl-C must not leave servers behind."""
-    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in signals}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 class Bench:

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,18 @@ class Processes:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=STOP_TIMEOUT)
         self._started.clear()
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """Clean-up runs to its end: a second Ctrl-C must not leave servers behind."""
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run(command: Sequence[str], *, timeout: float, **options: Any) -> str:

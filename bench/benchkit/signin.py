@@ -72,6 +72,40 @@ class SignedIn:
     seconds: float
 
 
+def _authorize(
+    browser: httpx.Client, base_url: str, tenant: str, client_id: str
+) -> tuple[str, str, tuple[str, str]]:
+    """The client sends the browser to authorize: its PKCE verifier, its state, and the
+    consent form's action and flow."""
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode()).digest()
+    challenge = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    state = secrets.token_urlsafe(8)
+    authorize = browser.get(
+        f"{base_url}/v1/{tenant}/oauth/authorize",
+        params={
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT_URI,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "scope": "profile email",
+            "state": state,
+            "resource": f"{base_url}/v1/{tenant}/mcp",
+        },
+    )
+    return verifier, state, _form(authorize, "authorize")
+
+
+def deny_consent(base_url: str, tenant: str, client_id: str) -> None:
+    """A customer who answers Deny at the consent page: the client is sent access_denied."""
+    with httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=False) as browser:
+        _verifier, _state, (action, flow) = _authorize(browser, base_url, tenant, client_id)
+        back = _redirected(browser.post(action, data={"flow": flow, "decision": "deny"}), "deny")
+        if "error=access_denied" not in back:
+            raise BenchError(f"consent denied: sent to {back}")
+
+
 def sign_in(
     base_url: str, tenant: str, email: str = EMAIL, client_id: str | None = None
 ) -> SignedIn:
@@ -89,24 +123,7 @@ def sign_in(
             if registered.status_code != 201:
                 raise BenchError(f"sign-in, register: {registered.status_code} {registered.text}")
             client_id = str(registered.json()["client_id"])
-        verifier = secrets.token_urlsafe(48)
-        digest = hashlib.sha256(verifier.encode()).digest()
-        challenge = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
-        state = secrets.token_urlsafe(8)
-        authorize = browser.get(
-            f"{oauth}/authorize",
-            params={
-                "response_type": "code",
-                "client_id": client_id,
-                "redirect_uri": REDIRECT_URI,
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-                "scope": "profile email",
-                "state": state,
-                "resource": f"{base_url}/v1/{tenant}/mcp",
-            },
-        )
-        action, flow = _form(authorize, "authorize")
+        verifier, state, (action, flow) = _authorize(browser, base_url, tenant, client_id)
         consent = browser.post(action, data={"flow": flow, "decision": "allow"})
         action, flow = _form(browser.get(_redirected(consent, "consent")), "login form")
         login = browser.post(action, data={"flow": flow, "email": email, "name": "Bench"})
