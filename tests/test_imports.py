@@ -20,8 +20,8 @@ from frontdesk.store.database import Database
 
 # Migrations (`frontdesk serve` runs them before serving), the HTML pages' templates (loaded
 # on the first page), the companies file's YAML and its schema checks (`companies apply`),
-# and SQLAlchemy's PostgreSQL dialect on SQLite. (SQLAlchemy's ORM is loaded: its asyncio
-# extension, which the store uses, imports it.)
+# and SQLAlchemy's PostgreSQL dialect and asyncpg on SQLite. (SQLAlchemy's ORM is loaded: its
+# asyncio extension, which the store uses, imports it.)
 NOT_NEEDED_TO_SERVE = (
     "alembic",
     "mako",
@@ -29,6 +29,7 @@ NOT_NEEDED_TO_SERVE = (
     "jsonschema",
     "yaml",
     "sqlalchemy.dialects.postgresql",
+    "asyncpg",
 )
 
 WORKER = """
@@ -95,7 +96,8 @@ def test_a_worker_serving_a_stored_company_loads_nothing_it_does_not_need(
 def test_a_worker_whose_companies_call_nothing_over_http_loads_no_http_client(
     make_settings: Callable[..., Settings],
 ) -> None:
-    """httpx and its TLS context come with the first HTTP tool or OpenID Connect login."""
+    """httpx and its TLS context come with the first HTTP tool or OpenID Connect login, and
+    cryptography with the first company secret opened (secret_box)."""
     settings = make_settings(seed_demo=False)
 
     async def store_the_company() -> None:
@@ -108,4 +110,4 @@ def test_a_worker_whose_companies_call_nothing_over_http_loads_no_http_client(
             await database.close()
 
     anyio.run(store_the_company)
-    assert loaded_by_a_worker(settings, "inhouse", "httpx") == []
+    assert loaded_by_a_worker(settings, "inhouse", "httpx", "cryptography") == []

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.hashes import SHA256
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from frontdesk.signing import b64decode, b64encode
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 FORMAT = "fd1"
 # 96-bit random nonces, as NIST SP 800-38D 8.2.2 allows; a company's few secrets are
@@ -41,29 +41,42 @@ class CannotOpen(Exception):
 
 
 def _derive(key: str, info: bytes, length: int) -> bytes:
+    from cryptography.hazmat.primitives.hashes import SHA256
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     return HKDF(algorithm=SHA256(), length=length, salt=None, info=info).derive(key.encode())
 
 
 class SecretBox:
+    """Keys are derived, and cryptography loaded, with the first value sealed or opened: a
+    worker whose companies keep no secret never loads it (about 4 MB a worker)."""
+
     def __init__(self, data_keys: Sequence[str]) -> None:
         if not data_keys:
             raise ValueError("at least one data key is needed")
-        self._keys: dict[str, AESGCM] = {}
-        for key in data_keys:
+        self._data_keys = tuple(data_keys)
+
+    @cached_property
+    def _keys(self) -> dict[str, AESGCM]:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        keys: dict[str, AESGCM] = {}
+        for key in self._data_keys:
             # The id is derived apart from the key (another HKDF info), so it says which key
             # sealed a value without saying anything about the key itself.
             key_id = b64encode(_derive(key, b"frontdesk/data-key-id", 6))
-            self._keys.setdefault(key_id, AESGCM(_derive(key, b"frontdesk/data-key", 32)))
-        self._current = next(iter(self._keys))
+            keys.setdefault(key_id, AESGCM(_derive(key, b"frontdesk/data-key", 32)))
+        return keys
 
     @property
     def current_key_id(self) -> str:
-        return self._current
+        return next(iter(self._keys))
 
     def seal(self, plaintext: str, associated: str) -> str:
         nonce = os.urandom(NONCE_BYTES)
-        sealed = self._keys[self._current].encrypt(nonce, plaintext.encode(), associated.encode())
-        return f"{FORMAT}.{self._current}.{b64encode(nonce + sealed)}"
+        current = self.current_key_id
+        sealed = self._keys[current].encrypt(nonce, plaintext.encode(), associated.encode())
+        return f"{FORMAT}.{current}.{b64encode(nonce + sealed)}"
 
     def key_id(self, sealed: str) -> str | None:
         """The id of the key ``sealed`` names, or None when it is no sealed value."""
@@ -74,6 +87,8 @@ class SecretBox:
 
     def open(self, sealed: str, associated: str) -> str:
         """The plaintext; KeyNotConfigured or CannotOpen when it cannot be had."""
+        from cryptography.exceptions import InvalidTag
+
         if len(sealed) > MAX_SEALED_LENGTH or not sealed.isascii():
             raise CannotOpen("not a sealed value")
         key_id = self.key_id(sealed)

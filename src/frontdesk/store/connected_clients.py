@@ -14,14 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.store import audit, consents
 from frontdesk.store.audit import Event
-from frontdesk.store.change_feed import ChangeFeed
 from frontdesk.store.database import for_reads
 from frontdesk.store.families import revoke_family_in
 from frontdesk.store.moments import as_utc
@@ -32,6 +31,10 @@ from frontdesk.store.tables import (
     refresh_tokens,
     token_families,
 )
+
+if TYPE_CHECKING:
+    # Only on PostgreSQL; its module loads asyncpg, which a SQLite worker never needs.
+    from frontdesk.store.change_feed import ChangeFeed
 
 # The reason recorded with each family a customer ends (audit event family_revoked).
 REVOKED_BY_CUSTOMER = "customer_revoked"
