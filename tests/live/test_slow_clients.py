@@ -55,6 +55,17 @@ def test_a_request_within_every_limit_is_answered(service: LiveService) -> None:
     assert b'"tools"' in answer
 
 
+def test_a_second_host_reaches_the_edge_and_is_refused(service: LiveService) -> None:
+    """Granian hands every Host field on, over RSGI too, so the edge's check of RFC 9112
+    section 3.2 holds on the real server: two Hosts are refused even when both are ours."""
+    host = service.base_url.removeprefix("http://")
+    with connect(service) as client:
+        client.sendall(head(service, "GET", "/healthz", [("Host", host)]))
+        answer = read_answer(client)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert answer.endswith(b"Invalid host header"), answer
+
+
 def test_a_head_past_the_cap_is_answered_431_and_the_connection_closed(
     service: LiveService,
 ) -> None:
