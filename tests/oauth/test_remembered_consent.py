@@ -108,6 +108,29 @@ async def test_revoking_the_grant_forgets_the_consent(client: httpx.AsyncClient)
     assert not skipped_consent(await authorize(client, tokens.client_id))
 
 
+@pytest.mark.usefixtures("database_url")
+async def test_a_reused_refresh_token_forgets_the_consent(client: httpx.AsyncClient) -> None:
+    """Reuse means the token reached someone else (RFC 9700 4.14.2): the family ends and
+    the customer is asked again rather than a code handed to whoever asks next."""
+    first = await flows.obtain_tokens(client)
+    newest = flows.tokens_of(await flows.refresh(client, first), first.client_id)
+    assert (await flows.whoami(client, newest.access)).status_code == 200
+    assert skipped_consent(await authorize(client, first.client_id))
+
+    assert (await flows.refresh(client, first)).status_code == 400
+    assert not skipped_consent(await authorize(client, first.client_id))
+
+
+@pytest.mark.usefixtures("database_url")
+async def test_a_replayed_code_forgets_the_consent(client: httpx.AsyncClient) -> None:
+    signed_in = await flows.sign_in(client)
+    assert (await flows.exchange(client, signed_in)).status_code == 200
+    assert skipped_consent(await authorize(client, signed_in.client_id))
+
+    assert (await flows.exchange(client, signed_in)).status_code == 400
+    assert not skipped_consent(await authorize(client, signed_in.client_id))
+
+
 async def test_a_forged_remembered_cookie_is_ignored(client: httpx.AsyncClient) -> None:
     client_id = await flows.register(client)
     await flows.sign_in(client, client_id=client_id)

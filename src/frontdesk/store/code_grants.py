@@ -13,7 +13,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.grant_records import CodeRecord, NewTokens
-from frontdesk.store import audit
+from frontdesk.store import audit, consents
 from frontdesk.store.audit import Event
 from frontdesk.store.families import insert_pair
 from frontdesk.store.moments import as_utc
@@ -126,9 +126,17 @@ class CodeGrants:
                     token_families.c.revoked_at.is_(None),
                 )
                 .values(revoked_at=now)
-                .returning(token_families.c.id, token_families.c.client_id)
+                .returning(
+                    token_families.c.id,
+                    token_families.c.client_id,
+                    token_families.c.customer_id,
+                )
             )
-            for family_id, client_id in revoked.all():
+            for family_id, client_id, customer_id in revoked.all():
+                # The code reached someone else (RFC 6749 section 4.1.2): the customer is
+                # asked again at their next sign-in, as after a refresh token's reuse
+                # (store.families.SIGNS_OF_THEFT).
+                await consents.forget(connection, tenant_key, int(customer_id), client_id)
                 await audit.record(
                     connection,
                     tenant_key,

@@ -11,7 +11,7 @@ from sqlalchemy import ColumnElement, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from frontdesk.grant_records import NewTokens
-from frontdesk.store import audit
+from frontdesk.store import audit, consents
 from frontdesk.store.audit import Event
 from frontdesk.store.tables import access_tokens, refresh_tokens, token_families
 
@@ -38,6 +38,13 @@ async def insert_pair(
     )
 
 
+# A family ended because one of its tokens reached someone else: a spent refresh token
+# presented again (RFC 9700 section 4.14.2). The customer's remembered consent for the client
+# is forgotten with it, so the next sign-in shows the consent page instead of handing a
+# code to whoever is asking (oauth.remembered).
+SIGNS_OF_THEFT = frozenset({"refresh_token_reuse"})
+
+
 def family_live(family_id: int) -> ColumnElement[bool]:
     return (
         select(token_families.c.id)
@@ -53,9 +60,13 @@ async def revoke_family_in(
         update(token_families)
         .where(token_families.c.id == family_id, token_families.c.revoked_at.is_(None))
         .values(revoked_at=now)
-        .returning(token_families.c.tenant_key, token_families.c.client_id)
+        .returning(
+            token_families.c.tenant_key, token_families.c.client_id, token_families.c.customer_id
+        )
     )
-    for tenant_key, client_id in revoked.all():
+    for tenant_key, client_id, customer_id in revoked.all():
+        if reason in SIGNS_OF_THEFT:
+            await consents.forget(connection, tenant_key, int(customer_id), client_id)
         if reason == "refresh_token_reuse":
             await audit.record(
                 connection,
