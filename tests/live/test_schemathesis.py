@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -57,6 +58,25 @@ MAX_RESPONSE_SECONDS = 5.0
 SERVICE_ISSUED_REFERENCES = ["token", "authorize", "consent", "loginForm", "loginSubmit"]
 SERVICE_ISSUED_REFERENCES += ["loginCallback"]
 ACCEPTED_WITH_UNKNOWABLE_REFERENCES = ["2xx", "3xx", "400", "401", "403", "404", "409", "429"]
+# negative_data_rejection holds that a request the document refuses gets a 4xx. Authorize
+# refuses some to the client instead, once the client and its redirect URI are known good:
+# a 303 to that URI carrying `error` (RFC 6749 section 4.1.2.1; e.g. a code_challenge_method
+# other than S256 is invalid_request). 303 joins the statuses the check takes for authorize,
+# and every such 303 must carry an error (refused_to_the_client, below).
+REJECTED = ["400", "401", "403", "404", "405", "406", "409", "415", "422", "428", "429", "5xx"]
+REJECTED_AT_AUTHORIZE = [*REJECTED, "303"]
+AUTHORIZE_LABEL = "GET /v1/{tenantKey}/oauth/authorize"
+
+
+def checks_of(operation_id: str) -> dict[str, Any]:
+    checks: dict[str, Any] = {}
+    if operation_id in SERVICE_ISSUED_REFERENCES:
+        checks["positive_data_acceptance"] = {
+            "expected-statuses": ACCEPTED_WITH_UNKNOWABLE_REFERENCES
+        }
+    if operation_id == "authorize":
+        checks["negative_data_rejection"] = {"expected-statuses": REJECTED_AT_AUTHORIZE}
+    return checks
 
 
 @pytest.fixture(
@@ -108,14 +128,7 @@ schema = schemathesis.openapi.from_dict(
             "phases": {"stateful": {"enabled": False}},
             "checks": {"max_response_time": MAX_RESPONSE_SECONDS},
             "operations": [
-                {
-                    "include-operation-id": operation_id,
-                    "checks": {
-                        "positive_data_acceptance": {
-                            "expected-statuses": ACCEPTED_WITH_UNKNOWABLE_REFERENCES
-                        }
-                    },
-                }
+                {"include-operation-id": operation_id, "checks": checks_of(operation_id)}
                 for operation_id in SERVICE_ISSUED_REFERENCES
             ],
         }
@@ -232,4 +245,18 @@ def test_the_running_service_conforms_to_its_document(
     with_real_client_ids(case, client_ids)
     with_modern_envelope(case)
     # No list of checks: every one the configuration enables, which is all of them.
-    case.call_and_validate(base_url=fuzzed_service.base_url, timeout=10)
+    response = case.call_and_validate(base_url=fuzzed_service.base_url, timeout=10)
+    refused_to_the_client(case, response)
+
+
+def refused_to_the_client(case: schemathesis.Case[Any], response: Any) -> None:
+    """A request the document refuses that authorize answers 303 went back to the client
+    with an error, never on to the sign-in (REJECTED_AT_AUTHORIZE)."""
+    negative = case.meta is not None and not case.meta.generation.mode.is_positive
+    if case.operation.label != AUTHORIZE_LABEL or response.status_code != 303 or not negative:
+        return
+    locations = [
+        v for name, values in response.headers.items() if name.lower() == "location" for v in values
+    ]
+    location = next(iter(locations), "")
+    assert "error" in parse_qs(urlsplit(location).query), location
