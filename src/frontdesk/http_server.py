@@ -25,19 +25,14 @@ The workers keep their metrics in files of a directory the supervisor makes for 
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ipaddress
 import math
 import multiprocessing
 import os
-import shutil
 import signal
 import socket
 import sys
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 
 from granian import Granian
 from granian.constants import HTTPModes, Interfaces, Loops
@@ -47,6 +42,7 @@ from granian.log import LogLevels
 from frontdesk.body_deadline import BodyDeadline
 from frontdesk.config import Settings
 from frontdesk.errors import CannotListen
+from frontdesk.metrics_files import shared_metrics_dir
 from frontdesk.rsgi_bridge import RsgiBridge
 
 APP = "frontdesk.http_server:served_app"
@@ -54,9 +50,6 @@ APP = "frontdesk.http_server:served_app"
 # every wait inside a request is bounded well below it (outbound calls, tool limits).
 SHUTDOWN_GRACE_SECONDS = 8
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-# prometheus_client's multiprocess mode keeps its files where this variable says (metrics.py).
-# Named here rather than imported: the supervisor records nothing and loads no client.
-_METRICS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 
 
 def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> None:
@@ -67,7 +60,7 @@ def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> Non
     # worker would hand out the same request ids). Granian starts its workers the way
     # multiprocessing is set to.
     multiprocessing.set_start_method("spawn", force=True)
-    with _shared_metrics_dir(settings.metrics_dir):
+    with shared_metrics_dir(settings.metrics_dir):
         Granian(
             APP,
             factory=True,
@@ -97,29 +90,6 @@ def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> Non
             log_access=False,
             log_level=LogLevels.warning,
         ).serve()
-
-
-@contextlib.contextmanager
-def _shared_metrics_dir(base: Path | None) -> Iterator[None]:
-    """A directory for the workers' metrics files, named to them in the environment they
-    start with, and removed when serving ends.
-
-    Fresh on every start: files an earlier run left would be added to this run's totals.
-    Private (mkdtemp makes it 0700, with a name no other user can guess or take first):
-    the files are memory-mapped by every worker, and whoever could write one could write
-    the figures. One directory whatever the number of workers, one included, so that a
-    respawned worker's counts add to its predecessor's rather than starting over.
-
-    A supervisor killed outright (SIGKILL) leaves the directory behind, in ``base``.
-    """
-    shared = tempfile.mkdtemp(prefix="frontdesk-metrics-", dir=base)
-    os.environ[_METRICS_DIR_VARIABLE] = shared
-    try:
-        yield
-    finally:
-        # After the workers have stopped: Granian's serve returns once they all have.
-        del os.environ[_METRICS_DIR_VARIABLE]
-        shutil.rmtree(shared, ignore_errors=True)
 
 
 def served_app() -> RsgiBridge:

@@ -73,6 +73,18 @@ def test_workers_stop_when_their_supervisor_is_killed(tmp_path: Path) -> None:
         time.sleep(0.1)
     assert LISTEN not in tcp_sockets(port).values()
 
+    # The killed supervisor could not remove its workers' metrics directory; the next start
+    # in the same place does (metrics_files.py), and removes its own when it stops.
+    left = list(tmp_path.glob("frontdesk-metrics-*"))
+    assert len(left) == 1
+    assert left[0].name.startswith(f"frontdesk-metrics-{running.process.pid}-")
+    again = start_service("sqlite", database_url, tmp_path, workers=1, extra_env=metrics_dir)
+    try:
+        assert not left[0].exists()
+    finally:
+        assert again.stop(), again.service.output()
+    assert list(tmp_path.glob("frontdesk-metrics-*")) == []
+
 
 def is_running(pid: int) -> bool:
     """Alive, and not a zombie waiting for a parent to collect it."""
