@@ -17,7 +17,6 @@ import argparse
 import os
 import secrets
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -31,7 +30,14 @@ from playwright.sync_api import sync_playwright
 
 from benchkit.console import PAGE_WIDTH, Window, console_page
 from benchkit.load import Plan, make_plan, parse_report, wrk_command
-from benchkit.processes import BenchError, Processes, run, say, shielded
+from benchkit.processes import (
+    BenchError,
+    Processes,
+    interrupt_on_termination,
+    run,
+    say,
+    shielded,
+)
 from benchkit.prometheus import start_prometheus
 from benchkit.servers import BENCH, Databases, Environment, Running, TokenPool, start_server
 from benchkit.side_traffic import SIGNIN_TENANT, SideTraffic
@@ -246,12 +252,7 @@ def draw(args: argparse.Namespace, run_dir: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-
-    def interrupted(signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, interrupted)
+    interrupt_on_termination()
     run_dir = Path(tempfile.mkdtemp(prefix="frontdesk-dashboard-"))
     try:
         check_tools(args)

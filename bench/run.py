@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import sys
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -24,7 +23,15 @@ import httpx
 
 from benchkit.load import Measurement, Plan, make_plan, measure
 from benchkit.messages import check_reply, check_signed_in, mcp_request
-from benchkit.processes import BenchError, Processes, Quiet, run, say, shielded
+from benchkit.processes import (
+    BenchError,
+    Processes,
+    Quiet,
+    interrupt_on_termination,
+    run,
+    say,
+    shielded,
+)
 from benchkit.profiles import Profile, profile
 from benchkit.report import Report, machine_facts, render, source_state, standard_notes
 from benchkit.rows import rows_of
@@ -354,12 +361,7 @@ class Bench:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-
-    def interrupted(signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, interrupted)
+    interrupt_on_termination()
     try:
         text = Bench(args).run()
     except BenchError as error:

@@ -71,6 +71,17 @@ class Processes:
         self._started.clear()
 
 
+def interrupt_on_termination() -> None:
+    """SIGTERM and SIGHUP end the run as Ctrl-C does, through the clean-up that stops every
+    process it started."""
+
+    def interrupted(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
+
+
 @contextlib.contextmanager
 def shielded() -> Iterator[None]:
     """Clean-up runs to its end: a second Ctrl-C must not leave servers behind."""
