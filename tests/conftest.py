@@ -8,7 +8,7 @@ import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 import pytest
@@ -44,13 +44,17 @@ def _answers(host: str, port: int) -> bool:
         return False
 
 
+def unavailable(reason: str) -> NoReturn:
+    """Skip for want of a tool or service, or fail when CI said every one must be there."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{reason} (FRONTDESK_TEST_REQUIRE_SERVICES=1 makes this a failure)")
+    pytest.skip(reason)
+
+
 def needs_service(name: str, host: str, port: int) -> None:
     """Skip when a backing service is down, or fail when CI said it must be there."""
-    if _answers(host, port):
-        return
-    if REQUIRE_SERVICES:
-        pytest.fail(f"{name} on {host}:{port} is required (FRONTDESK_TEST_REQUIRE_SERVICES=1)")
-    pytest.skip(f"{name} is not reachable on {host}:{port}")
+    if not _answers(host, port):
+        unavailable(f"{name} is not reachable on {host}:{port}")
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, Route, expect, sync_playwright
 
-from tests.conftest import REQUIRE_SERVICES, ROOT
+from tests.conftest import ROOT, unavailable
 from tests.live.conftest import LiveService, running_service
 from tests.support.oidc_provider import OidcProvider
 
@@ -44,10 +44,7 @@ def require_chromium() -> None:
     """Skip without the system Chromium, or fail when CI said it must be there."""
     if os.access(CHROMIUM, os.X_OK):
         return
-    reason = f"Chromium is not installed at {CHROMIUM} (run ./scripts/install-browser)"
-    if REQUIRE_SERVICES:
-        pytest.fail(f"{reason}; FRONTDESK_TEST_REQUIRE_SERVICES=1 makes this a failure")
-    pytest.skip(reason)
+    unavailable(f"Chromium is not installed at {CHROMIUM} (run ./scripts/install-browser)")
 
 
 def artifact(name: str) -> Path:

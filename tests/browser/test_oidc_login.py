@@ -14,7 +14,7 @@ from playwright.sync_api import Page, Request, expect
 
 from tests.browser.conftest import ClientRedirectUri, artifact, require_chromium
 from tests.browser.oauth_client import OAuthClient, register_client
-from tests.conftest import REQUIRE_SERVICES
+from tests.conftest import unavailable
 from tests.live.conftest import LiveService, free_port, running_service
 from tests.support.oidc_provider import OidcProvider, OidcProviderError, run_oidc_provider
 
@@ -34,12 +34,6 @@ ACCOUNT = {
 }
 
 
-def _unavailable(reason: str) -> None:
-    if REQUIRE_SERVICES:
-        pytest.fail(f"{reason} (FRONTDESK_TEST_REQUIRE_SERVICES=1 makes this a failure)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def service_port() -> int:
     """The service's port, chosen first: the provider must know the callback URL up front."""
@@ -51,7 +45,7 @@ def service_port() -> int:
 def provider(service_port: int) -> Iterator[OidcProvider]:
     """The company's identity provider, with Frontdesk registered as a confidential client."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        _unavailable("the OIDC test provider needs Node.js 20+ and npm on PATH")
+        unavailable("the OIDC test provider needs Node.js 20+ and npm on PATH")
     callback = f"http://127.0.0.1:{service_port}/v1/{TENANT}/oauth/callback"
     client = {
         "client_id": RP_CLIENT_ID,
@@ -65,7 +59,7 @@ def provider(service_port: int) -> Iterator[OidcProvider]:
         with run_oidc_provider(clients=[client], accounts=[ACCOUNT]) as running:
             yield running
     except OidcProviderError as error:
-        _unavailable(f"the OIDC test provider could not start: {error}")
+        unavailable(f"the OIDC test provider could not start: {error}")
 
 
 @pytest.fixture(scope="module")

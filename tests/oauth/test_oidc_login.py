@@ -17,7 +17,7 @@ from sqlalchemy import select
 from frontdesk.app import Frontdesk
 from frontdesk.config import Settings
 from frontdesk.store.tables import customers
-from tests.conftest import BASE_URL, REQUIRE_SERVICES
+from tests.conftest import BASE_URL, unavailable
 from tests.oauth import flows
 from tests.oauth.conftest import Serve
 from tests.support.oidc_provider import (
@@ -56,21 +56,15 @@ def provider_clients() -> list[dict[str, Any]]:
     ]
 
 
-def _unavailable(reason: str) -> None:
-    if REQUIRE_SERVICES:
-        pytest.fail(f"{reason} (FRONTDESK_TEST_REQUIRE_SERVICES=1)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def provider_installed() -> None:
     """Node.js, npm and the provider's npm packages are in place, or the test is skipped."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        _unavailable("the OIDC test provider needs Node.js 20+ and npm on PATH")
+        unavailable("the OIDC test provider needs Node.js 20+ and npm on PATH")
     try:
         ensure_installed()
     except OidcProviderError as error:
-        _unavailable(f"the OIDC test provider could not be installed: {error}")
+        unavailable(f"the OIDC test provider could not be installed: {error}")
 
 
 @pytest.fixture(scope="module")

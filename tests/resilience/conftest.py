@@ -15,12 +15,12 @@ from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 import redis
 
-from tests.conftest import REQUIRE_SERVICES, ROOT
+from tests.conftest import ROOT, unavailable
 from tests.live.conftest import free_port
 
 Json = dict[str, Any]
@@ -37,13 +37,6 @@ COMMAND_TIMEOUT = 60.0
 SERVER_START_DEADLINE = 10.0
 
 FIGURES = pytest.StashKey["Figures"]()
-
-
-def unavailable(what: str) -> NoReturn:
-    """Skip when a tool or service the test needs is missing; fail when CI requires it."""
-    if REQUIRE_SERVICES:
-        pytest.fail(f"{what} (FRONTDESK_TEST_REQUIRE_SERVICES=1)")
-    pytest.skip(what)
 
 
 def unique_tenant(prefix: str) -> str:

@@ -14,20 +14,12 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import NoReturn
 
 import pytest
 
-from tests.conftest import REQUIRE_SERVICES
+from tests.conftest import unavailable
 
 INSTALL_TIMEOUT = 600
-
-
-def unavailable(reason: str) -> NoReturn:
-    """Skip, or fail when CI said every tool must be there."""
-    if REQUIRE_SERVICES:
-        pytest.fail(f"{reason} (FRONTDESK_TEST_REQUIRE_SERVICES=1 makes this a failure)")
-    pytest.skip(reason)
 
 
 def node_major(node: str) -> int | None:
