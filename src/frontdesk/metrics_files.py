@@ -44,7 +44,7 @@ def shared_metrics_dir(base: Path | None) -> Iterator[Path]:
     the figures. One directory whatever the number of workers, one included, so that a
     respawned worker's counts add to its predecessor's rather than starting over.
     """
-    where = Path(base) if base is not None else Path(tempfile.gettempdir())
+    where = base if base is not None else Path(tempfile.gettempdir())
     remove_abandoned(where)
     shared = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=where)
     os.environ[METRICS_DIR_VARIABLE] = shared
@@ -87,6 +87,5 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        # Someone else's process: alive.
-        return True
+        pass  # someone else's process: alive
     return True

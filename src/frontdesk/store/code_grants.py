@@ -135,7 +135,7 @@ class CodeGrants:
             for family_id, client_id, customer_id in revoked.all():
                 # The code reached someone else (RFC 6749 section 4.1.2): the customer is
                 # asked again at their next sign-in, as after a refresh token's reuse
-                # (store.families.SIGNS_OF_THEFT).
+                # (store.families.revoke_family_in).
                 await consents.forget(connection, tenant_key, int(customer_id), client_id)
                 await audit.record(
                     connection,

@@ -38,13 +38,6 @@ async def insert_pair(
     )
 
 
-# A family ended because one of its tokens reached someone else: a spent refresh token
-# presented again (RFC 9700 section 4.14.2). The customer's remembered consent for the client
-# is forgotten with it, so the next sign-in shows the consent page instead of handing a
-# code to whoever is asking (oauth.remembered).
-SIGNS_OF_THEFT = frozenset({"refresh_token_reuse"})
-
-
 def family_live(family_id: int) -> ColumnElement[bool]:
     return (
         select(token_families.c.id)
@@ -65,9 +58,11 @@ async def revoke_family_in(
         )
     )
     for tenant_key, client_id, customer_id in revoked.all():
-        if reason in SIGNS_OF_THEFT:
-            await consents.forget(connection, tenant_key, int(customer_id), client_id)
         if reason == "refresh_token_reuse":
+            # One of the family's tokens reached someone else (RFC 9700 section 4.14.2): the
+            # customer's remembered consent goes with it, so the next sign-in shows the
+            # consent page instead of handing a code to whoever asks (oauth.remembered).
+            await consents.forget(connection, tenant_key, int(customer_id), client_id)
             await audit.record(
                 connection,
                 tenant_key,
