@@ -8,14 +8,19 @@ from typing import Any
 import orjson
 import pytest
 import yaml
+from alembic import command
+from alembic.config import Config
 from click.testing import CliRunner, Result
+from sqlalchemy import create_engine
 
 from frontdesk import operations
 from frontdesk.cli import main
 from frontdesk.config import Region, Settings
 from frontdesk.errors import DatabaseNotReady
+from frontdesk.store.database import MIGRATIONS
 
 FIXTURE_FILE = Path(__file__).resolve().parent / "fixtures" / "companies.yaml"
+MIGRATION_FILES = MIGRATIONS / "versions"
 
 
 def fixture_keys() -> list[str]:
@@ -141,13 +146,38 @@ def test_show_of_an_unknown_key_fails() -> None:
     assert "no company has the tenant key 'nobody'" in result.output
 
 
-def test_db_upgrade_reports_an_up_to_date_database(database: Path) -> None:
-    """`db upgrade` migrates the configured database, and may run again."""
-    for _ in range(2):
-        result = run("db", "upgrade")
-        assert result.exit_code == 0, result.output
-        assert result.output == "database is up to date\n"
+def test_db_upgrade_says_it_created_the_database_then_that_it_is_up_to_date(
+    database: Path,
+) -> None:
+    """`db upgrade` creates and migrates a missing SQLite file and says so, naming each
+    migration; run again, it says there was nothing to do."""
+    first = run("db", "upgrade")
+    assert first.exit_code == 0, first.output
+    applied = [path.stem for path in sorted(MIGRATION_FILES.glob("[0-9]*.py"))]
+    assert first.output == (
+        f"created the database and applied {len(applied)} migrations: {', '.join(applied)}\n"
+    )
+    second = run("db", "upgrade")
+    assert second.exit_code == 0, second.output
+    assert second.output == "database is already up to date\n"
     assert database.is_file()
+
+
+def test_db_upgrade_names_only_the_migrations_it_applied(database: Path) -> None:
+    """A database one migration behind: that one migration, and no "created"."""
+    assert run("db", "upgrade").exit_code == 0
+    applied = [path.stem for path in sorted(MIGRATION_FILES.glob("[0-9]*.py"))]
+    # Down to the migration before the newest, as a database an older Frontdesk left.
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    engine = create_engine(f"sqlite:///{database}")
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "-1")
+    engine.dispose()
+    result = run("db", "upgrade")
+    assert result.exit_code == 0, result.output
+    assert result.output == f"applied 1 migration: {applied[-1]}\n"
 
 
 class ServeRecorder:

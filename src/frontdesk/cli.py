@@ -138,10 +138,9 @@ def db() -> None:
 
 @db.command("upgrade")
 def db_upgrade() -> None:
-    """Apply every pending migration."""
+    """Apply every pending migration (creating a missing SQLite file); say what was done."""
     settings = _settings()
-    _run(lambda: operations.upgrade_database(settings))
-    click.echo("database is up to date")
+    click.echo(_run(lambda: operations.upgrade_database(settings)).summary())
 
 
 @main.command()

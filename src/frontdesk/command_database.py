@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TypeVar
@@ -41,6 +42,25 @@ class DatabaseUnreachable(FrontdeskError):
 
 class SchemaNotCurrent(FrontdeskError):
     """The database holds no Frontdesk schema, or one of another migration."""
+
+
+@dataclass(frozen=True, slots=True)
+class Upgraded:
+    """What ``db upgrade`` did: whether it created the database (a SQLite file that was
+    not there), and the migrations it applied, oldest first."""
+
+    created: bool
+    applied: tuple[str, ...]
+
+    def summary(self) -> str:
+        """One line an operator reads: what changed, so that creating a database is never
+        reported as if it had been there all along."""
+        if not self.applied:
+            return "database is already up to date"
+        count = f"{len(self.applied)} migration{'s' if len(self.applied) > 1 else ''}"
+        if self.created:
+            return f"created the database and applied {count}: {', '.join(self.applied)}"
+        return f"applied {count}: {', '.join(self.applied)}"
 
 
 class Use(Enum):
@@ -73,9 +93,13 @@ def sqlite_file(url: str) -> Path | None:
 
 @contextlib.asynccontextmanager
 async def opened(
-    settings: Settings, use: Use = Use.EXISTING, notice: Callable[[str], None] | None = None
+    settings: Settings,
+    use: Use = Use.EXISTING,
+    notice: Callable[[str], None] | None = None,
+    report: Callable[[Upgraded], None] | None = None,
 ) -> AsyncIterator[Database]:
-    """The configured database, checked as ``use`` needs; closed on leaving."""
+    """The configured database, checked as ``use`` needs; closed on leaving. ``report``
+    is told what migrating it did, when it is migrated."""
     url = settings.database_url
     file = sqlite_file(url)
     missing = file is not None and not file.exists()
@@ -94,7 +118,9 @@ async def opened(
         # A database just created is migrated whatever FRONTDESK_AUTO_MIGRATE says: the
         # operator asked for it to be set up.
         if use is Use.UPGRADE or (use is Use.SET_UP and (settings.auto_migrate or missing)):
-            await reaching(url, database.migrate())
+            applied = await reaching(url, database.migrate())
+            if report is not None:
+                report(Upgraded(created=missing, applied=applied))
         await _check_schema(database)
         yield database
     finally:

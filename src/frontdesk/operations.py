@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from frontdesk.administration import UnknownCompany, UnknownTarget
-from frontdesk.command_database import DatabaseMissing, DatabaseUnreachable, Use, opened, reaching
+from frontdesk.command_database import (
+    DatabaseMissing,
+    DatabaseUnreachable,
+    Upgraded,
+    Use,
+    opened,
+    reaching,
+)
 from frontdesk.companies.definition import CompaniesFile
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.companies.production import production_problems
@@ -107,10 +114,13 @@ def company_repository(settings: Settings, database: Database) -> CompanyReposit
     return CompanyRepository(database.engine, SecretBox(settings.data_keys))
 
 
-async def upgrade_database(settings: Settings) -> None:
-    """Create the database if it is a SQLite file not there yet, and migrate it."""
-    async with opened(settings, Use.UPGRADE):
+async def upgrade_database(settings: Settings) -> Upgraded:
+    """Create the database if it is a SQLite file not there yet, and migrate it; what was
+    done."""
+    done: list[Upgraded] = []
+    async with opened(settings, Use.UPGRADE, report=done.append):
         pass
+    return done[0]
 
 
 async def apply_companies_file(

@@ -173,17 +173,18 @@ class Database:
     def backend(self) -> str:
         return self.engine.dialect.name
 
-    async def migrate(self) -> None:
-        """Bring the schema to the newest revision; safe to run on every start."""
+    async def migrate(self) -> tuple[str, ...]:
+        """Bring the schema to the newest revision; safe to run on every start. Returns
+        the migrations applied, oldest first, by file name (``0008_consents``): none when
+        the schema was current."""
         if self.backend != "postgresql":
             # SQLite: through the engine, whose one connection may hold the database.
             async with self.engine.begin() as connection:
-                await connection.run_sync(_upgrade_to_head)
-            return
+                return await connection.run_sync(_upgrade_to_head)
         engine = _migration_engine(self.url)
         try:
             async with engine.begin() as connection:
-                await connection.run_sync(_upgrade_to_head)
+                return await connection.run_sync(_upgrade_to_head)
         finally:
             await engine.dispose()
 
@@ -202,12 +203,18 @@ class Database:
         await self.engine.dispose()
 
 
-def _upgrade_to_head(connection: Connection) -> None:
+def _upgrade_to_head(connection: Connection) -> tuple[str, ...]:
     # Imported here: Alembic is needed where migrations run, not by serving workers.
     from alembic import command
     from alembic.config import Config
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
+    before = MigrationContext.configure(connection).get_current_revision()
     command.upgrade(config, "head")
+    # Read in the same transaction as the upgrade, so they are the migrations it applied.
+    pending = ScriptDirectory.from_config(config).iterate_revisions("head", before or "base")
+    return tuple(Path(script.path).stem for script in reversed(list(pending)))
