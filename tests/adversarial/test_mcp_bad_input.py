@@ -17,6 +17,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from frontdesk.config import MAX_BATCH, MAX_BODY_BYTES
+from frontdesk.json_nesting import MAX_NESTING
 from frontdesk.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from tests.adversarial.conftest import FUZZ
 
@@ -138,12 +139,31 @@ def depth(value: Any) -> int:
 
 def is_contract_request(document: Any) -> bool:
     """SPEC 2.9 and DESIGN's reading of it, stated apart from the parser. A body nested
-    past the JSON parser's limit (RFC 8259 9 lets parsers set one) is not JSON we read."""
+    past MAX_NESTING levels (RFC 8259 9 lets an implementation set a limit) is not one."""
+    return depth(document) <= MAX_NESTING and _is_shaped(document)
+
+
+def refusal_code(document: Any) -> int:
+    """The code a body that is no contract request is refused with: past the parser's own
+    limit it is not read at all; shaped right but too deep in a request's params, -32602;
+    anything else, -32600."""
     if depth(document) > MAX_DEPTH:
-        return False
+        return PARSE_ERROR
+    if _is_shaped(document) and _params_too_deep(document):
+        return INVALID_PARAMS
+    return INVALID_REQUEST
+
+
+def _is_shaped(document: Any) -> bool:
     if isinstance(document, list):
         return 1 <= len(document) <= MAX_BATCH and all(map(_is_message, document))
     return _is_message(document)
+
+
+def _params_too_deep(document: Any) -> bool:
+    """Whether some request's params take the body past MAX_NESTING levels."""
+    members, level = (document, 2) if isinstance(document, list) else ([document], 1)
+    return any(level + depth(member.get("params", {})) > MAX_NESTING for member in members)
 
 
 def _is_message(item: Any) -> bool:
@@ -210,7 +230,7 @@ async def test_any_bytes_are_answered_by_the_contract(
     if is_contract_request(document):
         assert_no_internal_error(response)
     else:
-        assert assert_envelope(response, 400)["error"]["code"] == INVALID_REQUEST
+        assert assert_envelope(response, 400)["error"]["code"] == refusal_code(document)
 
 
 @hypothesis_settings(FUZZ, max_examples=250)
@@ -224,8 +244,7 @@ async def test_any_json_is_a_reply_or_a_400_envelope(
         assert_no_internal_error(response)
     else:
         envelope = assert_envelope(response, 400)
-        expected = PARSE_ERROR if depth(document) > MAX_DEPTH else INVALID_REQUEST
-        assert envelope["error"]["code"] == expected
+        assert envelope["error"]["code"] == refusal_code(document)
 
 
 @hypothesis_settings(FUZZ, max_examples=250)
@@ -233,13 +252,16 @@ async def test_any_json_is_a_reply_or_a_400_envelope(
 async def test_no_params_make_a_method_fail_internally(
     client: httpx.AsyncClient, method: str, params: Any, tool: str
 ) -> None:
-    """Every method, any params object (deeply nested too): a reply, never -32603."""
+    """Every method, any params object (deeply nested too): a reply, never -32603; params
+    nested past the limit, -32602 in a 400 before the method runs."""
     if not isinstance(params, dict):
         params = {"name": tool, "arguments": params, "uri": params, "level": params}
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     response = await client.post(ACME, content=dumps(body), headers=JSON)
-    if depth(body) > MAX_DEPTH:
-        assert assert_envelope(response, 400)["error"]["code"] == PARSE_ERROR
+    if depth(body) > MAX_NESTING:
+        envelope = assert_envelope(response, 400)
+        assert envelope["error"]["code"] == refusal_code(body)
+        assert envelope["id"] == (1 if depth(body) <= MAX_DEPTH else None)
     else:
         assert_no_internal_error(response)
 
@@ -308,19 +330,26 @@ async def test_a_duplicate_key_is_read_one_way_only(client: httpx.AsyncClient) -
     assert response.json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
 
 
-async def test_deeply_nested_tool_arguments_are_an_error_result(
+async def test_deeply_nested_tool_arguments_are_invalid_params_before_the_tool(
     client: httpx.AsyncClient,
 ) -> None:
-    """Arguments nested up to the parser's limit: a tool result, never an internal error."""
+    """Arguments nested up to MAX_NESTING: a tool result, never an internal error; past it,
+    and up to the parser's own limit, -32602 in a 400 with the request's id."""
     raw = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":%s}}'
-    # Three levels hold the arguments' value: 1,021 more reach orjson's 1,024 exactly.
-    for levels in (250, 900, 1000, MAX_DEPTH - 3):
+    # Three levels hold the arrays: the request, params and arguments; at MAX_DEPTH - 3 the
+    # body reaches the parser's own 1,024 exactly.
+    for levels in (1, MAX_NESTING - 3, MAX_NESTING - 2, 250, 1000, MAX_DEPTH - 3):
         for tool in ("echo", "add", "whoami", "rich"):
             arguments = b'{"text":' + b"[" * levels + b"]" * levels + b"}"
             body = raw % (tool.encode(), arguments)
             response = await client.post(ACME, content=body, headers=JSON)
-            assert response.status_code == 200, (tool, levels)
-            assert_no_internal_error(response)
+            if 3 + levels <= MAX_NESTING:
+                assert response.status_code == 200, (tool, levels)
+                assert_no_internal_error(response)
+            else:
+                envelope = assert_envelope(response, 400)
+                assert envelope["error"]["code"] == INVALID_PARAMS, (tool, levels)
+                assert envelope["id"] == 1
 
 
 async def test_an_unhashable_log_level_is_invalid_params(client: httpx.AsyncClient) -> None:

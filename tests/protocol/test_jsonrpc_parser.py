@@ -10,10 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frontdesk.config import MAX_BATCH
+from frontdesk.json_nesting import MAX_NESTING
 from frontdesk.protocol.errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    InvalidParams,
     InvalidRequest,
     MethodNotFound,
     ParseError,
@@ -258,3 +260,66 @@ def test_failure_envelope_carries_data_when_given() -> None:
     reply = failure(None, InvalidRequest("bad", data={"why": 1}))
     assert reply["id"] is None
     assert reply["error"]["data"] == {"why": 1}
+
+
+# Nesting ---------------------------------------------------------------------------------
+
+
+def nested(levels: int, bracket: str = "[") -> str:
+    """A JSON value of ``levels`` arrays (or objects) one inside the other."""
+    if bracket == "[":
+        return "[" * levels + "]" * levels
+    return '{"k":' * (levels - 1) + "{}" + "}" * (levels - 1)
+
+
+def ping_with_params(params_levels: int, bracket: str = "[", request_id: int = 7) -> str:
+    """A ping whose params nest ``params_levels`` levels, params itself the first."""
+    value = nested(params_levels - 1, bracket) if params_levels > 1 else "0"
+    return f'{{"jsonrpc":"2.0","id":{request_id},"method":"ping","params":{{"a":{value}}}}}'
+
+
+@pytest.mark.parametrize("bracket", ["[", "{"])
+def test_params_nested_up_to_the_limit_are_read(bracket: str) -> None:
+    """A request nests MAX_NESTING levels in all: its own, and params' MAX_NESTING - 1."""
+    body = parse_body(ping_with_params(MAX_NESTING - 1, bracket).encode())
+    assert body.messages[0].id == 7
+    batch = f"[{ping_with_params(MAX_NESTING - 2, bracket)}]"
+    assert parse_body(batch.encode()).is_batch
+
+
+@pytest.mark.parametrize("bracket", ["[", "{"])
+def test_params_nested_past_the_limit_are_invalid_params_with_the_id(bracket: str) -> None:
+    """One level more, and well past what orjson can write (254): -32602, naming the
+    request, raised by the parser, so before anything runs."""
+    for levels in (MAX_NESTING, 300, 1000):
+        with pytest.raises(InvalidParams) as raised:
+            parse_body(ping_with_params(levels, bracket).encode())
+        assert raised.value.request_id == 7
+        assert str(MAX_NESTING) in raised.value.message
+    # In a batch params sit one level deeper; the refusal names the member at fault.
+    batch = f"[{ping_with_params(2, request_id=1)},{ping_with_params(MAX_NESTING - 1)}]"
+    with pytest.raises(InvalidParams) as raised:
+        parse_body(batch.encode())
+    assert raised.value.request_id == 7
+
+
+def test_anything_else_nested_past_the_limit_is_invalid_request() -> None:
+    """Too deep outside params (a member no method reads): -32600 for the whole body."""
+    deep = nested(MAX_NESTING)
+    raw = f'{{"jsonrpc":"2.0","id":1,"method":"ping","extra":{deep}}}'.encode()
+    with pytest.raises(InvalidRequest) as raised:
+        parse_body(raw)
+    assert str(MAX_NESTING) in raised.value.message
+    # One level less is read, the member ignored as before.
+    parse_body(
+        f'{{"jsonrpc":"2.0","id":1,"method":"ping","extra":{nested(MAX_NESTING - 1)}}}'.encode()
+    )
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    """The byte count only decides whether to look; the walk reads the parsed value."""
+    text = "[" * 500 + "{" * 500
+    body = parse_body(
+        orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"t": text}})
+    )
+    assert body.messages[0].params == {"t": text}

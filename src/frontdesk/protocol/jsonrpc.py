@@ -7,7 +7,8 @@ from typing import Any, NamedTuple
 import orjson
 
 from frontdesk.config import MAX_BATCH
-from frontdesk.protocol.errors import InvalidRequest, ParseError, RpcError
+from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
+from frontdesk.protocol.errors import InvalidParams, InvalidRequest, ParseError, RpcError
 
 RequestId = str | int
 # An integer id is what orjson reads as one, a signed or unsigned 64-bit integer; RFC 8259
@@ -48,8 +49,27 @@ def parse_body(body: bytes) -> Body:
             raise InvalidRequest("Invalid request: a batch needs at least one request")
         if len(document) > MAX_BATCH:
             raise InvalidRequest(f"Invalid request: a batch holds at most {MAX_BATCH} requests")
-        return Body([_parse_message(item) for item in document], True)
-    return Body([_parse_message(document)], False)
+        parsed = Body([_parse_message(item) for item in document], True)
+    else:
+        parsed = Body([_parse_message(document)], False)
+    # Costs two byte counts on the usual body; a walk only for one that could be too deep.
+    if may_nest_deeper(body) and nests_deeper(document):
+        _refuse_nesting(parsed)
+    return parsed
+
+
+def _refuse_nesting(body: Body) -> None:
+    """Refuse a body nested past ``MAX_NESTING``, before any of it runs: -32602 with the
+    request's id when a request's params go too deep, -32600 when anything else does."""
+    # params sit one level below their message, which sits one below a batch.
+    params_limit = MAX_NESTING - (2 if body.is_batch else 1)
+    for message in body.messages:
+        if nests_deeper(message.params, params_limit):
+            raise InvalidParams(
+                f"Invalid params: JSON nested more than {MAX_NESTING} levels deep",
+                request_id=message.id,
+            )
+    raise InvalidRequest(f"Invalid request: JSON nested more than {MAX_NESTING} levels deep")
 
 
 def _parse_message(item: object) -> Message:

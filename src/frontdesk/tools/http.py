@@ -21,9 +21,10 @@ The backend answers 200 with an MCP tool result: ``content`` (content blocks),
 customer's client first, ``{"resultType": "input_required", "inputRequests": {...},
 "requestState": "..."}`` (the state optional, a string of at most 2 KiB). Any other
 answer (a non-2xx status, a body over ``MAX_RESPONSE_BYTES`` once decompressed, a content
-coding other than gzip, JSON of another shape, a refused address) becomes an ``isError``
-result with a plain message; the detail is logged with the request id. One shared httpx
-client keeps connections alive across calls.
+coding other than gzip, JSON of another shape or nested past ``json_nesting.MAX_NESTING``
+levels, a refused address) becomes an ``isError`` result with a plain message; the detail
+is logged with the request id. One shared httpx client keeps connections alive across
+calls.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import orjson
 import structlog
 
 from frontdesk.addresses import AddressRefused
+from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
 from frontdesk.outbound_policy import Oversized, Unreadable, read_capped
 from frontdesk.tools import signature
 from frontdesk.tools.provider import (
@@ -130,7 +132,12 @@ class HttpToolProvider:
             log.warning("tool_backend_failed", tool=call.tool, status=status)
             raise ToolError(f"{call.tool} failed (its service answered HTTP {status}).")
         try:
-            return parse_result(orjson.loads(raw))
+            document = orjson.loads(raw)
+            # Read, but too deep to be written into the reply (json_nesting): refused here,
+            # as any other answer Frontdesk cannot pass on.
+            if may_nest_deeper(raw) and nests_deeper(document):
+                raise ValueError(f"the answer nests more than {MAX_NESTING} levels deep")
+            return parse_result(document)
         except (orjson.JSONDecodeError, ValueError) as error:
             log.warning("tool_backend_malformed", tool=call.tool, error=str(error))
             raise ToolError(f"{call.tool} answered in a form Frontdesk cannot read.") from None
