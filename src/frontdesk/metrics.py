@@ -73,7 +73,12 @@ OutageCause = Literal["database", "client_document"]
 GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
 # The limits' own names (oauth.context's identities, protocol.endpoint's), as they count;
 # any other name is counted as "other".
-LIMIT_KINDS = frozenset({"mcp", "company-lookup", "token", "token-client", "callback", "register"})
+LIMIT_KINDS = frozenset(
+    {
+        *("mcp", "company-lookup", "token", "token-client", "callback", "register"),
+        *("authorize", "revoke", "revoke-client", "account"),
+    }
+)
 
 # How often each worker reads how many database connections it has lent out.
 POOL_SAMPLE_SECONDS = 1.0
@@ -173,8 +178,9 @@ class Metrics:
         )
         self.rate_limited = Counter(
             "frontdesk_rate_limited",
-            "Requests refused by a rate limit (429), by the limit's kind.",
-            ("kind",),
+            "Requests refused by a rate limit (429), by the limit's kind and company"
+            ' ("unknown" for a tenant key of no active company).',
+            ("kind", "company"),
             registry=own,
         )
         self.outage_answers = Counter(
@@ -224,11 +230,16 @@ class Metrics:
         requests.inc()
         duration.observe(seconds)
 
-    def record_company(self, tenant_key: str, route: str, status: int, seconds: float) -> None:
-        """Count one answered request to a company's endpoints."""
+    def company_label(self, tenant_key: str) -> str:
+        """The tenant key when it names an active company, else ``COMPANY_UNKNOWN``: no
+        caller can add series with made-up keys."""
         known = self._known_company
         active = known is not None and known(tenant_key) is not None
-        company = tenant_key if active else COMPANY_UNKNOWN
+        return tenant_key if active else COMPANY_UNKNOWN
+
+    def record_company(self, tenant_key: str, route: str, status: int, seconds: float) -> None:
+        """Count one answered request to a company's endpoints."""
+        company = self.company_label(tenant_key)
         key = (company, route, status)
         duration = self._company_children.get(key)
         if duration is None:
@@ -263,7 +274,7 @@ class Metrics:
         for cause in OUTAGE_CAUSES:
             self.outage_answers.labels(cause)
         for kind in LIMIT_KINDS:
-            self.rate_limited.labels(kind)
+            self.rate_limited.labels(kind, COMPANY_UNKNOWN)
         self._sample(read_pools)
         if self._sampler is None:
             self._sampler = asyncio.create_task(self._sample_every(read_pools))
@@ -334,9 +345,12 @@ def backend_call(company: str, tool: str, outcome: str, seconds: float | None = 
         metrics.record_backend_call(company, tool, outcome, seconds)
 
 
-def rate_limited(kind: str) -> None:
+def rate_limited(kind: str, tenant_key: str) -> None:
+    """A request to ``tenant_key``'s endpoints refused by the limit ``kind``: one company
+    flooded, or every company at once, reads differently on the dashboard."""
     if (metrics := _CURRENT.get()) is not None:
-        metrics.rate_limited.labels(kind if kind in LIMIT_KINDS else "other").inc()
+        kind = kind if kind in LIMIT_KINDS else "other"
+        metrics.rate_limited.labels(kind, metrics.company_label(tenant_key)).inc()
 
 
 def outage_answered(cause: OutageCause) -> None:

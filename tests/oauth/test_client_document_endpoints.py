@@ -139,3 +139,43 @@ async def test_a_refused_document_is_told_in_one_sentence_on_the_page_and_in_the
     error = await flows.token_request(served.client, refresh)
     assert error.status_code == 401
     assert error.json() == {"error": "invalid_client", "error_description": sentence}
+
+
+async def test_many_sign_ins_of_one_document_client_fetch_its_document_once(
+    serve: Serve, documents: HttpsDocuments
+) -> None:
+    """The document is kept for its max-age (within the floor and ceiling): fifty
+    authorizes naming it make one request to the client's host."""
+    served = await serve(client_documents_on_loopback=True)
+    url = publish(documents)
+    documents.serve_json(
+        PATH,
+        {"client_id": url, "client_name": "Document Client", "redirect_uris": [flows.REDIRECT_URI]},
+        headers={"Cache-Control": "max-age=600"},
+    )
+    for _ in range(50):
+        response = await flows.authorize(
+            served.client, flows.authorize_params(url, flows.Pkce.new())
+        )
+        assert response.status_code == 200, response.text
+    assert documents.requests(PATH) == 1
+
+
+async def test_an_address_past_the_authorize_limit_makes_no_fetch(
+    serve: Serve, documents: HttpsDocuments
+) -> None:
+    """A new document URL on every request (which no cache can serve) costs the address its
+    allowance: past it, the 429 comes before any fetch."""
+    served = await serve(client_documents_on_loopback=True, oauth_rate_limit="3/minute")
+    statuses = []
+    for number in range(6):
+        path = f"/oauth/client-{number}.json"
+        url = documents.url(path)
+        documents.serve_json(path, {"client_id": url, "redirect_uris": [flows.REDIRECT_URI]})
+        response = await flows.authorize(
+            served.client, flows.authorize_params(url, flows.Pkce.new())
+        )
+        statuses.append(response.status_code)
+    assert statuses == [200, 200, 200, 429, 429, 429]
+    fetched = [documents.requests(f"/oauth/client-{number}.json") for number in range(6)]
+    assert fetched == [1, 1, 1, 0, 0, 0]

@@ -25,6 +25,7 @@ from tests.oauth.flows import (
     decide,
     flow_of,
     mcp,
+    oauth_path,
     obtain_tokens,
     redirect_params,
     refresh,
@@ -164,17 +165,36 @@ async def test_an_unreachable_backend_is_a_timeout_or_unavailable(
     assert failed.value.outcome == outcome
 
 
-async def test_a_rate_limited_request_is_counted_by_kind(client: httpx.AsyncClient) -> None:
-    """The strict company allows 3 calls a minute: the fourth is refused and counted."""
+async def test_a_rate_limited_request_is_counted_by_kind_and_company(
+    client: httpx.AsyncClient,
+) -> None:
+    """The strict company allows 3 calls a minute: the fourth is refused and counted under
+    that company."""
     statuses = [
         (await mcp(client, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, "strict")).status_code
         for _ in range(4)
     ]
     assert statuses == [200, 200, 200, 429]
     text = await scrape(client)
-    assert value(text, "frontdesk_rate_limited_total", kind="mcp") == 1
+    assert value(text, "frontdesk_rate_limited_total", kind="mcp", company="strict") == 1
     # The other kinds are there from the start, at zero.
-    assert ("frontdesk_rate_limited_total", frozenset({("kind", "token")})) in samples(text)
+    started = frozenset({("kind", "token"), ("company", "unknown")})
+    assert ("frontdesk_rate_limited_total", started) in samples(text)
+
+
+async def test_an_oauth_limit_counts_the_company_and_never_a_made_up_tenant_key(
+    serve: Serve,
+) -> None:
+    """Refusals at authorize are counted under the company the path names when it is
+    active, and under "unknown" for any other key, so no caller adds series at will."""
+    served = await serve(oauth_rate_limit="1/minute")
+    # One sign-in allowed per address, whatever the company: the next two are refused.
+    for tenant in ("initech", "initech", "no-such-company"):
+        await served.client.get(oauth_path("authorize", tenant))
+    text = await scrape(served.client)
+    assert value(text, "frontdesk_rate_limited_total", kind="authorize", company="initech") == 1
+    assert value(text, "frontdesk_rate_limited_total", kind="authorize", company="unknown") == 1
+    assert not any(("company", "no-such-company") in labels for _name, labels in samples(text))
 
 
 async def test_an_outage_answer_is_counted_by_cause(

@@ -97,14 +97,22 @@ class AccountPage:
         services = self._services
         # Each sign-in may cost a round trip to the company's login (its metadata).
         await services.limit(
-            self._limit, "account", request.path_params["tenant"], services.address(request)
+            request,
+            self._limit,
+            "account",
+            request.path_params["tenant"],
+            services.address(request),
         )
         return await signin.begin(services, await services.signin_company(request, page=True))
 
     async def revoke(self, request: Request) -> Response:
         services = self._services
         await services.limit(
-            self._limit, "account", request.path_params["tenant"], services.address(request)
+            request,
+            self._limit,
+            "account",
+            request.path_params["tenant"],
+            services.address(request),
         )
         signin_company = await services.signin_company(request, page=True)
         current, form = await self._checked_form(request, signin_company)

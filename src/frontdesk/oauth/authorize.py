@@ -26,6 +26,7 @@ from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.pkce import CHALLENGE
 from frontdesk.oauth.redirects import is_registered
+from frontdesk.ratelimit import parse_rate_limit
 from frontdesk.signing import MAX_SIGNED_LENGTH
 
 MAX_STATE_LENGTH = 2048
@@ -141,9 +142,18 @@ async def check_authorize_request(
 class Authorize:
     def __init__(self, services: OAuthServices) -> None:
         self._services = services
+        self._limit = parse_rate_limit(services.settings.oauth_rate_limit)
 
     async def authorize(self, request: Request) -> Response:
         services = self._services
+        # Counted before the company is looked up or a client's metadata document fetched:
+        # an address naming a new document URL on every request would otherwise drive one
+        # outbound fetch each. Per address across every company, not per company: a made-up
+        # tenant key on every request would otherwise buy a fresh allowance, and a database
+        # read, each time.
+        await services.limit(
+            request, self._limit, "authorize", services.address(request), page=True
+        )
         signin = await services.signin_company(request, page=True)
         company = signin.company
         params = {key: request.query_params.getlist(key) for key in request.query_params}

@@ -27,7 +27,11 @@ class Callback:
         # Before the company is looked up or the identity provider called: each callback
         # costs a round trip to the provider, which no address may drive at will.
         await services.limit(
-            self._limit, "callback", request.path_params["tenant"], services.address(request)
+            request,
+            self._limit,
+            "callback",
+            request.path_params["tenant"],
+            services.address(request),
         )
         signin = await services.signin_company(request, page=True)
         sealed = request.query_params.get("state")

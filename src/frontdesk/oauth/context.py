@@ -48,12 +48,26 @@ class OAuthServices:
     flows: FlowSigner
     consents: ConsentRepository
 
-    async def limit(self, limit: RateLimit, *identity: str) -> None:
-        """Count one request of ``identity`` (an endpoint's name, then who): 429 past it."""
+    async def limit(
+        self, request: Request, limit: RateLimit, *identity: str, page: bool = False
+    ) -> None:
+        """Count one request of ``identity`` (an endpoint's name, then who): 429 past it,
+        with Retry-After, as an OAuth error body for a client, or as a page for the
+        customer's browser (``page``). A refusal is counted under the company the path
+        names, so one company flooded reads apart from all of them."""
         verdict = await self.limiter.hit(limit, *identity)
-        if not verdict.allowed:
-            metrics.rate_limited(identity[0])
-            raise RateLimited(verdict.retry_after)
+        if verdict.allowed:
+            return
+        metrics.rate_limited(identity[0], request.path_params["tenant"])
+        if page:
+            raise AuthorizePage(
+                429,
+                "Too many sign-in attempts",
+                "Too many sign-ins have been started from your network. Please wait a"
+                " minute, then go back to your assistant and connect it again.",
+                retry_after=verdict.retry_after,
+            )
+        raise RateLimited(verdict.retry_after)
 
     def address(self, request: Request) -> str:
         return self.addresses.resolve(request.scope)

@@ -13,7 +13,8 @@
     ├── RateLimited                429  rate_limited            with Retry-After
     ├── TemporarilyUnavailable     503  temporarily_unavailable with Retry-After
     └── AuthorizeRedirect          303  to the client's redirect_uri with ``error``
-    AuthorizePage                  400/404/503 HTML page: the redirect target is not trusted
+    AuthorizePage                  400/404/429/503 HTML page: the redirect target is not
+                                   trusted (429 with Retry-After)
 
 Each class carries its wire code and status, so errors can be checked without HTTP.
 """
@@ -134,10 +135,14 @@ class AuthorizeRedirect(OAuthError):
 
 
 class AuthorizePage(Exception):
-    """An error shown to the customer as a page, never redirected (unverified target)."""
+    """An error shown to the customer as a page, never redirected (unverified target);
+    ``retry_after`` (seconds) for a 429."""
 
-    def __init__(self, status: int, title: str, message: str) -> None:
+    def __init__(
+        self, status: int, title: str, message: str, *, retry_after: int | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.title = title
         self.message = message
+        self.retry_after = retry_after

@@ -100,7 +100,7 @@ class Registration:
     async def register(self, request: Request) -> Response:
         services = self._services
         signin = await services.signin_company(request)
-        await services.limit(self._limit, "register", services.address(request))
+        await services.limit(request, self._limit, "register", services.address(request))
         if media_type(request) != "application/json":
             raise InvalidClientMetadata("the registration must be sent as application/json")
         body = await bounded_body(request, MAX_REGISTRATION_BYTES)

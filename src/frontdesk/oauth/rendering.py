@@ -62,7 +62,10 @@ async def render_oauth_error(request: Request, error: Exception) -> Response:
 async def render_authorize_page(request: Request, error: Exception) -> Response:
     assert isinstance(error, AuthorizePage)
     company_name = getattr(request.state, "company_name", "Sign-in")
-    return error_page(request, error.status, error.title, error.message, company_name)
+    response = error_page(request, error.status, error.title, error.message, company_name)
+    if error.retry_after is not None:
+        response.headers["retry-after"] = str(error.retry_after)
+    return response
 
 
 # The pages a customer's browser opens: an outage there is a page, not JSON.

@@ -34,11 +34,11 @@ class Token:
         # Counted before anything is looked up: an address guessing codes or tokens pays
         # before the database does, and so does a client id named from many addresses.
         tenant_key = request.path_params["tenant"]
-        await services.limit(self._limit, "token", tenant_key, services.address(request))
+        await services.limit(request, self._limit, "token", tenant_key, services.address(request))
         signin = await services.signin_company(request)
         form = await read_form(request)
         await services.limit(
-            self._client_limit, "token-client", tenant_key, client_id_of(request, form)
+            request, self._client_limit, "token-client", tenant_key, client_id_of(request, form)
         )
         client_id = await authenticated_client(services, request, signin, form)
         grant = token_request(form)

@@ -139,8 +139,11 @@ class McpEndpoint:
             )
             if is_modern:
                 context.modern = modern.modern_request(
-                    scope["headers"], headers, not body.is_batch, self._registry.fresh_for
+                    scope["headers"], headers, self._registry.fresh_for
                 )
+                if body.is_batch:
+                    # Refused whole when the routing headers do not name every member.
+                    modern.admit_batch(context.modern, body.messages, company.tools)
             first = body.messages[0]
             if body.is_batch or first.is_notification:
                 replies = await _dispatch(context, body.messages)
@@ -195,7 +198,7 @@ class McpEndpoint:
             # caller can drive reads at will with tenant keys that do not exist.
             verdict = await self._limiter.hit(self._lookup_limit, "company-lookup", address)
             if not verdict.allowed:
-                metrics.rate_limited("company-lookup")
+                metrics.rate_limited("company-lookup", tenant_key)
                 raise RateLimited(verdict.retry_after)
             company = await self._registry.active(tenant_key)
         if company is None:
@@ -231,7 +234,7 @@ class McpEndpoint:
         if verdict is None:
             return False
         if not verdict.allowed:
-            metrics.rate_limited("mcp")
+            metrics.rate_limited("mcp", company.tenant_key)
             raise RateLimited(verdict.retry_after)
         return True
 
@@ -240,7 +243,7 @@ class McpEndpoint:
             company.rate_limit, company.tenant_key, caller.rate_limit_key, calls=calls
         )
         if not verdict.allowed:
-            metrics.rate_limited("mcp")
+            metrics.rate_limited("mcp", company.tenant_key)
             raise RateLimited(verdict.retry_after)
 
     def _check_session(
