@@ -143,6 +143,12 @@ class Settings(BaseModel):
     body_read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
     # Connections one worker serves at once; more wait in the listen queue until one ends.
     max_connections_per_worker: int = Field(default=1000, ge=1, le=100_000)
+    # Request bodies one client address (an IPv6 one by its /64) may have under way at once
+    # in a worker (bodies_per_address.py); a body past it is answered 429 and its connection
+    # closed. A body sent at once is under way for microseconds, so even an address many
+    # customers share stays far below it, while one client dripping bodies holds at most this
+    # many of the worker's connections.
+    max_bodies_per_address: int = Field(default=32, ge=1, le=100_000)
     # Where `frontdesk serve` makes the directory, fresh and private to each start, in which
     # its workers keep their metrics (metrics.py); the system's temporary directory if unset.
     # A memory-backed file system (/dev/shm) keeps those writes off the disk.

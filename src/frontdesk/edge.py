@@ -28,7 +28,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from frontdesk.asgi import JSON_CONTENT, Message, Receive, Scope, Send, headers_of, respond
-from frontdesk.body_deadline import BODY_TIMED_OUT
+from frontdesk.body_deadline import BODY_ANSWERED
 from frontdesk.config import Settings
 from frontdesk.metrics import Metrics
 from frontdesk.observability import REQUEST_ID, AccessLog
@@ -209,8 +209,8 @@ class Edge:
 
     def _record(self, scope: Scope, status: int, started: float, request_id: str) -> None:
         elapsed = time.perf_counter() - started
-        if BODY_TIMED_OUT in scope:
-            status = 408
+        # What the body's layer answered (408, 429), whatever the application then tried.
+        status = scope.get(BODY_ANSWERED, status)
         path: str = scope["path"]
         route = route_label(path)
         method = scope["method"]
@@ -222,4 +222,4 @@ class Edge:
             self._metrics.record_company(tenant_key, route, status, elapsed)
         if self._access_log is not None:
             # The path only: query strings can carry codes and state that must not be logged.
-            self._access_log.write(request_id, scope["method"], scope["path"], status, elapsed)
+            self._access_log.record(scope, request_id, status, elapsed)

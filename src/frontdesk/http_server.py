@@ -12,7 +12,12 @@ clients off before they reach Python:
 - each worker serves at most ``FRONTDESK_MAX_CONNECTIONS_PER_WORKER`` connections: it
   accepts no more until one ends, and the kernel keeps the rest in the listen queue.
 
-The body's deadline, which hyper does not keep, is the application's (body_deadline.py).
+The body's deadline, which hyper does not keep, is the application's (body_deadline.py),
+and so is the cap on bodies under way per client address
+(``FRONTDESK_MAX_BODIES_PER_ADDRESS``): Granian has no setting per address, and only the
+application knows the address behind a trusted proxy. A connection that sends nothing never
+reaches the application: it is bounded by the header timeout alone, and a cap per address
+on those is the proxy's in front, or the kernel's (docs/design.md, "Connection limits").
 
 Every worker is a process with a socket of its own on the address (``SO_REUSEPORT``), so
 the kernel spreads connections over them evenly, whichever wakes first. The supervisor
@@ -39,10 +44,12 @@ from granian.constants import HTTPModes, Interfaces, Loops
 from granian.http import HTTP1Settings
 from granian.log import LogLevels
 
+from frontdesk.bodies_per_address import BodiesPerAddress
 from frontdesk.body_deadline import BodyDeadline
 from frontdesk.config import Settings
 from frontdesk.errors import CannotListen
 from frontdesk.metrics_files import shared_metrics_dir
+from frontdesk.network import ClientAddressResolver
 from frontdesk.rsgi_bridge import RsgiBridge
 
 APP = "frontdesk.http_server:served_app"
@@ -99,7 +106,13 @@ def served_app() -> RsgiBridge:
 
     _stop_with_supervisor()
     settings = Settings()
-    return RsgiBridge(BodyDeadline(create_app(settings), settings.body_read_timeout_seconds))
+    limited = BodyDeadline(
+        create_app(settings),
+        settings.body_read_timeout_seconds,
+        BodiesPerAddress(settings.max_bodies_per_address),
+        ClientAddressResolver(settings.trusted_proxies),
+    )
+    return RsgiBridge(limited)
 
 
 def _stop_with_supervisor() -> None:
