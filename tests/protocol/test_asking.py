@@ -233,9 +233,9 @@ async def test_in_a_batch_the_missing_capability_stays_one_members_error(
 ) -> None:
     """A batch answers 200: one status cannot describe several replies."""
     lacking = modern("tools/call", {"name": "summary", "arguments": {}}, {})
-    listing = modern("tools/list", {}) | {"id": 10}
-    headers = {"mcp-protocol-version": MODERN}
-    response = await client.post(PATH, json=[lacking, listing], headers=headers)
+    declaring = modern("tools/call", {"name": "summary", "arguments": {}}) | {"id": 10}
+    headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "summary"}
+    response = await client.post(PATH, json=[lacking, declaring], headers=headers)
     assert response.status_code == 200, response.text
     first, second = response.json()
     assert first["error"]["code"] == MISSING_REQUIRED_CLIENT_CAPABILITY

@@ -362,28 +362,65 @@ async def test_a_body_claiming_2026_without_the_header_is_header_mismatch(
 async def test_a_batch_is_served_member_by_member(client: httpx.AsyncClient) -> None:
     """SPEC 2.9 batches: the header names the revision, each member carries its envelope;
     a member at fault gets its own error, the others their results, in a 200."""
+    echo = {"name": "echo", "arguments": {"text": "a"}}
     batch = [
-        modern("tools/list", request_id=1),
-        request("tools/list", {}, request_id=2),
-        modern("tools/call", {"name": "echo", "arguments": {"text": "a"}}, request_id=3),
+        modern("tools/call", echo, request_id=1),
+        request("tools/call", echo, request_id=2),
+        modern("tools/call", echo, request_id=3),
     ]
-    response = await client.post(ACME, json=batch, headers={"mcp-protocol-version": MODERN})
+    headers = headers_for(batch[0])
+    response = await client.post(ACME, json=batch, headers=headers)
     assert response.status_code == 200
     first, second, third = response.json()
-    assert first["result"]["resultType"] == "complete"
+    assert first["result"]["content"] == [{"type": "text", "text": "a"}]
     assert second["error"]["code"] == INVALID_PARAMS
     assert third["result"]["content"] == [{"type": "text", "text": "a"}]
 
 
-async def test_a_batch_member_must_agree_with_routing_headers_that_are_sent(
+async def test_a_batch_without_routing_headers_is_refused_whole(
     client: httpx.AsyncClient,
 ) -> None:
-    """A batch may leave Mcp-Method out; sent, it must match each member."""
-    batch = [modern("tools/list", request_id=1), modern("prompts/list", request_id=2)]
-    headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/list"}
-    first, second = (await client.post(ACME, json=batch, headers=headers)).json()
-    assert first["result"]["resultType"] == "complete"
-    assert second["error"]["code"] == HEADER_MISMATCH
+    """Every request of this revision names its method (and what it calls) in the headers,
+    so intermediaries can route and set policy on them: a batch that leaves them out is
+    refused before any member runs, with the first member they do not describe."""
+    call = modern("tools/call", {"name": "echo", "arguments": {"text": "a"}}, request_id=4)
+    batch = [call, modern("tools/list", request_id=5)]
+    for headers in (
+        {"mcp-protocol-version": MODERN},
+        {"mcp-protocol-version": MODERN, "mcp-method": "tools/call"},
+    ):
+        response = await client.post(ACME, json=batch, headers=headers)
+        envelope = assert_envelope(response, 400, HEADER_MISMATCH)
+        assert envelope["id"] == 4
+        assert "missing" in envelope["error"]["message"]
+
+
+async def test_a_batch_member_the_routing_headers_do_not_name_refuses_the_batch(
+    client: httpx.AsyncClient,
+) -> None:
+    """One set of headers names one method and one name: a member of another method, or
+    calling another tool, is refused with -32020 and its id, and nothing in the batch runs."""
+    listings = [modern("tools/list", request_id=1), modern("prompts/list", request_id=2)]
+    response = await client.post(ACME, json=listings, headers=headers_for(listings[0]))
+    assert assert_envelope(response, 400, HEADER_MISMATCH)["id"] == 2
+    calls = [
+        modern("tools/call", {"name": "echo", "arguments": {"text": "a"}}, request_id=1),
+        modern("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}, request_id=3),
+    ]
+    response = await client.post(ACME, json=calls, headers=headers_for(calls[0]))
+    assert assert_envelope(response, 400, HEADER_MISMATCH)["id"] == 3
+
+
+async def test_notifications_in_a_batch_are_not_held_to_the_headers(
+    client: httpx.AsyncClient,
+) -> None:
+    """A notification runs nothing, and the revision sets no headers for one."""
+    listing = modern("tools/list", request_id=1)
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"_meta": ENVELOPE}}
+    response = await client.post(ACME, json=[listing, note], headers=headers_for(listing))
+    assert response.status_code == 200
+    [reply] = response.json()
+    assert reply["result"]["resultType"] == "complete"
 
 
 async def test_only_notifications_are_accepted_with_202(client: httpx.AsyncClient) -> None:

@@ -204,21 +204,27 @@ async def test_headers_no_tool_declares_are_ignored(client: httpx.AsyncClient) -
     assert_called(response)
 
 
-async def test_a_batch_member_may_leave_headers_out_but_not_contradict_them(
-    client: httpx.AsyncClient,
-) -> None:
-    """As with Mcp-Name, a batch (SPEC 2.9) need not repeat each member's arguments; a header
-    that is sent must still match."""
-    batch = [call_message({"region": "us-west1"}, request_id=1)]
-    batch.append(call_message({"region": "eu-west1"}, request_id=2))
-    headers = {"mcp-protocol-version": MODERN}
-    first, second = (await client.post(ROUTED, json=batch, headers=headers)).json()
+async def test_every_batch_member_is_held_to_the_headers(client: httpx.AsyncClient) -> None:
+    """A batch (SPEC 2.9) repeats one call's headers: members whose arguments they describe
+    run; a member they do not describe, or headers left out, refuse the whole batch with
+    -32020 and that member's id, before any member runs."""
+    same = [call_message({"region": "us-west1"}, request_id=1)]
+    same.append(call_message({"region": "us-west1", "query": "SELECT 2"}, request_id=2))
+    headers = {
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "run_query",
+        "mcp-param-region": "us-west1",
+    }
+    first, second = (await client.post(ROUTED, json=same, headers=headers)).json()
     assert first["result"]["resultType"] == "complete"
     assert second["result"]["resultType"] == "complete"
-    headers["mcp-param-region"] = "us-west1"
-    first, second = (await client.post(ROUTED, json=batch, headers=headers)).json()
-    assert first["result"]["resultType"] == "complete"
-    assert second["error"]["code"] == HEADER_MISMATCH
+    differing = [same[0], call_message({"region": "eu-west1"}, request_id=2)]
+    response = await client.post(ROUTED, json=differing, headers=headers)
+    assert assert_envelope(response, 400, HEADER_MISMATCH)["id"] == 2
+    del headers["mcp-param-region"]
+    response = await client.post(ROUTED, json=same, headers=headers)
+    assert assert_envelope(response, 400, HEADER_MISMATCH)["id"] == 1
 
 
 async def test_the_2025_revisions_ignore_the_headers(client: httpx.AsyncClient) -> None:

@@ -19,8 +19,6 @@ class ModernRequest:
     # Mcp-Method and Mcp-Name as sent (OWS and base64 are undone when compared).
     method: bytes | None
     name: bytes | None
-    # One message must name itself in the headers; a batch (SPEC 2.9) may leave them out.
-    headers_required: bool
     # Every header as sent: a tool that declares Mcp-Param-* headers reads its own.
     raw_headers: Sequence[tuple[bytes, bytes]]
     # Seconds this instance keeps serving a company's listings as they are, by tenant key.

@@ -139,8 +139,11 @@ class McpEndpoint:
             )
             if is_modern:
                 context.modern = modern.modern_request(
-                    scope["headers"], headers, not body.is_batch, self._registry.fresh_for
+                    scope["headers"], headers, self._registry.fresh_for
                 )
+                if body.is_batch:
+                    # Refused whole when the routing headers do not name every member.
+                    modern.admit_batch(context.modern, body.messages, company.tools)
             first = body.messages[0]
             if body.is_batch or first.is_notification:
                 replies = await _dispatch(context, body.messages)

@@ -62,7 +62,6 @@ _BASE64_OPEN, _BASE64_CLOSE = "=?base64?", "?="
 def modern_request(
     raw_headers: Sequence[tuple[bytes, bytes]],
     headers: dict[bytes, bytes],
-    headers_required: bool,
     fresh_for: Callable[[str], float],
 ) -> ModernRequest:
     """What the request's routing headers say, read once for all its messages."""
@@ -71,12 +70,31 @@ def modern_request(
     if len(headers) != len(raw_headers):
         _refuse_repeated_routing_headers(raw_headers)
     return ModernRequest(
-        headers.get(METHOD_HEADER),
-        headers.get(NAME_HEADER),
-        headers_required,
-        raw_headers,
-        fresh_for,
+        headers.get(METHOD_HEADER), headers.get(NAME_HEADER), raw_headers, fresh_for
     )
+
+
+def admit_batch(
+    request: ModernRequest, messages: Sequence[Message], tools: dict[str, ServedTool]
+) -> None:
+    """Refuse a batch (SPEC 2.9) any request of which the routing headers do not describe.
+
+    The revision requires Mcp-Method on every request, and Mcp-Name and a tool's
+    Mcp-Param-* where the method names something, for intermediaries that route and set
+    policy on them; a server must reject a request whose headers disagree with its body
+    (Streamable HTTP, "Server Validation"). One set of headers names one method, so each
+    member is held to them as a single request is, and one that differs refuses the whole
+    batch (400, -32020, its id) before any member runs: an intermediary never lets through
+    a call it did not see named. Notifications run nothing and are not checked.
+    """
+    for message in messages:
+        if message.is_notification:
+            continue
+        try:
+            _check_headers(request, message, tools)
+        except HeaderMismatch as mismatch:
+            mismatch.request_id = message.id
+            raise
 
 
 def _refuse_repeated_routing_headers(raw_headers: Sequence[tuple[bytes, bytes]]) -> None:
@@ -128,13 +146,7 @@ def admit(request: ModernRequest, message: Message, tools: dict[str, ServedTool]
     )
     if not envelope_ok:
         _check_envelope(meta)
-    _check_routing(request, message)
-    if message.method == "tools/call":
-        name = message.params.get("name")
-        tool = tools.get(name) if type(name) is str else None
-        # An unknown tool is refused by tools/call itself; most tools declare no header.
-        if tool is not None and tool.param_headers:
-            _check_param_headers(request, message.params, tool)
+    _check_headers(request, message, tools)
     if not envelope_ok:
         raise InvalidParams(f"Invalid params: {CLIENT_CAPABILITIES_KEY} must be an object")
     client_info = meta.get(CLIENT_INFO_KEY)
@@ -165,13 +177,23 @@ def _check_envelope(meta: Any) -> None:
         )
 
 
+def _check_headers(request: ModernRequest, message: Message, tools: dict[str, ServedTool]) -> None:
+    """Mcp-Method and Mcp-Name, and for a tools/call the tool's Mcp-Param-* headers."""
+    _check_routing(request, message)
+    if message.method == "tools/call":
+        name = message.params.get("name")
+        tool = tools.get(name) if type(name) is str else None
+        # An unknown tool is refused by tools/call itself; most tools declare no header.
+        if tool is not None and tool.param_headers:
+            _check_param_headers(request, message.params, tool)
+
+
 def _check_routing(request: ModernRequest, message: Message) -> None:
     method = message.method
     sent = request.method
     if sent is None:
-        if request.headers_required:
-            raise HeaderMismatch("The Mcp-Method header is missing")
-    elif not (_sent_as_is(sent, method) or _header_text(sent, "Mcp-Method") == method):
+        raise HeaderMismatch("The Mcp-Method header is missing")
+    if not (_sent_as_is(sent, method) or _header_text(sent, "Mcp-Method") == method):
         raise HeaderMismatch("The Mcp-Method header does not match the method in the body")
     field = NAME_FIELDS.get(method)
     if field is None:
@@ -182,9 +204,8 @@ def _check_routing(request: ModernRequest, message: Message) -> None:
         return
     sent = request.name
     if sent is None:
-        if request.headers_required:
-            raise HeaderMismatch(f"The Mcp-Name header is missing (params.{field} is set)")
-    elif not (_sent_as_is(sent, value) or _header_text(sent, "Mcp-Name") == value):
+        raise HeaderMismatch(f"The Mcp-Name header is missing (params.{field} is set)")
+    if not (_sent_as_is(sent, value) or _header_text(sent, "Mcp-Name") == value):
         raise HeaderMismatch(f"The Mcp-Name header does not match params.{field}")
 
 
@@ -193,6 +214,5 @@ def _check_param_headers(request: ModernRequest, params: dict[str, Any], tool: S
         tool.param_headers,
         params.get("arguments"),
         param_headers.sent(request.raw_headers),
-        request.headers_required,
         _header_text,
     )

@@ -36,15 +36,14 @@ def check(
     declared_headers: tuple[ParamHeader, ...],
     arguments: Any,
     sent: Mapping[bytes, list[bytes]],
-    required: bool,
     read_value: Callable[[bytes, str], str],
 ) -> None:
     """Refuse a call whose declared headers disagree with its arguments.
 
     Each argument present (and not null) needs its header with the same value, decoded
-    first when base64-wrapped; a header for an absent argument is refused too. A message of
-    a batch may leave a header out (``required`` False), as it may Mcp-Name. ``read_value``
-    is how a header's text is read (the routing headers' own reader: OWS and base64).
+    first when base64-wrapped; a header for an absent argument is refused too; every member
+    of a batch is held to the same headers (``modern.admit_batch``). ``read_value`` is how
+    a header's text is read (the routing headers' own reader: OWS and base64).
     """
     for declaration in declared_headers:
         values = sent.get(declaration.field)
@@ -54,7 +53,7 @@ def check(
         where = ".".join(declaration.path)
         if values is None:
             # A value with no header form (null, absent, an object...) is sent without one.
-            if required and _has_header_form(value):
+            if _has_header_form(value):
                 raise HeaderMismatch(
                     f"The {declaration.header} header is missing (arguments.{where} is set)"
                 )
