@@ -50,9 +50,9 @@ async def test_lines_wait_for_the_flush_and_keep_the_time_of_their_request(
     access = AccessLog(json=True)
     now = [1_700_000_000.25]
     monkeypatch.setattr(time, "time", lambda: now[0])
-    access.write("first", "POST", "/v1/acme/mcp", 200, 0.000_424_9)
+    access.write("first", "POST", "/v1/acme/mcp", 200, 0.000_424_9, "192.0.2.1")
     now[0] += 1.25
-    access.write("second", "GET", "/healthz", 503, 0.000_999_6)
+    access.write("second", "GET", "/healthz", 503, 0.000_999_6, "192.0.2.1")
     now[0] += 30
     assert stream.writes == []
     access.flush()
@@ -62,6 +62,7 @@ async def test_lines_wait_for_the_flush_and_keep_the_time_of_their_request(
             "path": "/v1/acme/mcp",
             "status": 200,
             "duration_ms": 0.42,
+            "client": "192.0.2.1",
             "event": "request",
             "request_id": "first",
             "level": "info",
@@ -72,6 +73,7 @@ async def test_lines_wait_for_the_flush_and_keep_the_time_of_their_request(
             "path": "/healthz",
             "status": 503,
             "duration_ms": 1.0,
+            "client": "192.0.2.1",
             "event": "request",
             "request_id": "second",
             "level": "info",
@@ -83,7 +85,7 @@ async def test_lines_wait_for_the_flush_and_keep_the_time_of_their_request(
 async def test_pending_lines_are_written_within_the_flush_interval(stream: Writes) -> None:
     """A quiet worker still writes its last lines, FLUSH_SECONDS after the first of them."""
     access = AccessLog(json=True)
-    access.write("late", "POST", "/v1/acme/mcp", 200, 0.000_1)
+    access.write("late", "POST", "/v1/acme/mcp", 200, 0.000_1, "192.0.2.1")
     await asyncio.sleep(AccessLog.FLUSH_SECONDS * 3)
     assert [line["request_id"] for line in lines_of(stream)] == ["late"]
 
@@ -92,7 +94,7 @@ async def test_a_busy_worker_writes_every_max_pending_lines(stream: Writes) -> N
     """Lines held in memory stay bounded however fast requests come."""
     access = AccessLog(json=True)
     for number in range(AccessLog.MAX_PENDING):
-        access.write(f"r{number}", "POST", "/v1/acme/mcp", 200, 0.000_1)
+        access.write(f"r{number}", "POST", "/v1/acme/mcp", 200, 0.000_1, "192.0.2.1")
     assert len(lines_of(stream)) == AccessLog.MAX_PENDING
     access.flush()
 
@@ -103,7 +105,7 @@ async def test_each_write_holds_whole_lines_within_pipe_buf(stream: Writes) -> N
     access = AccessLog(json=True)
     pending = [f"request-{number:04d}" for number in range(AccessLog.MAX_PENDING - 1)]
     for request_id in pending:
-        access.write(request_id, "POST", "/v1/acme/mcp", 200, 0.000_1)
+        access.write(request_id, "POST", "/v1/acme/mcp", 200, 0.000_1, "192.0.2.1")
     assert stream.writes == []
     access.flush()
     assert len(stream.writes) > 1
@@ -116,5 +118,5 @@ async def test_each_write_holds_whole_lines_within_pipe_buf(stream: Writes) -> N
 def test_outside_an_event_loop_a_line_is_written_at_once(stream: Writes) -> None:
     """With no loop to schedule the flush on (a script, a test), nothing waits."""
     access = AccessLog(json=True)
-    access.write("now", "GET", "/", 200, 0.000_1)
+    access.write("now", "GET", "/", 200, 0.000_1, "192.0.2.1")
     assert [line["request_id"] for line in lines_of(stream)] == ["now"]

@@ -221,6 +221,29 @@ async def test_the_access_log_never_holds_the_query_string(
     assert line["request_id"] == "trace-7"
 
 
+async def test_the_access_log_names_the_client_as_the_trusted_proxies_tell_it(
+    make_settings: Callable[..., Settings], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Behind a trusted proxy the line names the address it forwarded; from any other peer,
+    or when the forwarded value is no address (a token, a query), the peer itself: never
+    the header's text."""
+    # httpx's ASGI transport connects from 127.0.0.1.
+    settings = make_settings(access_log=True, trusted_proxies=["127.0.0.1/32"])
+    async with serving(settings) as client:
+        await client.get("/healthz", headers={"X-Forwarded-For": "198.51.100.23, 127.0.0.1"})
+        await client.get("/healthz", headers={"X-Forwarded-For": "fdat_SECRET?code=SECRET"})
+    untrusting = make_settings(access_log=True)
+    async with serving(untrusting) as client:
+        await client.get("/healthz", headers={"X-Forwarded-For": "198.51.100.23"})
+    stderr = capsys.readouterr().err
+    assert [line["client"] for line in access_lines(stderr)] == [
+        "198.51.100.23",
+        "127.0.0.1",
+        "127.0.0.1",
+    ]
+    assert "SECRET" not in stderr
+
+
 async def test_refused_requests_are_in_the_access_log(
     make_settings: Callable[..., Settings], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -113,7 +113,11 @@ class Services:
             limiter=RateLimiter(settings.redis_url),
             # A request's company is a label only when the registry holds it active.
             metrics=Metrics(registry.remembered),
-            access_log=AccessLog(settings.log_json) if settings.access_log else None,
+            access_log=(
+                AccessLog(settings.log_json, ClientAddressResolver(settings.trusted_proxies))
+                if settings.access_log
+                else None
+            ),
             clients=ClientDirectory(ClientRepository(database.engine), documents),
             customers=CustomerRepository(database.engine),
             grants=Grants(_grant_repository(database), settings.refresh_retry_seconds),

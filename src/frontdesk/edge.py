@@ -222,4 +222,4 @@ class Edge:
             self._metrics.record_company(tenant_key, route, status, elapsed)
         if self._access_log is not None:
             # The path only: query strings can carry codes and state that must not be logged.
-            self._access_log.write(request_id, scope["method"], scope["path"], status, elapsed)
+            self._access_log.record(scope, request_id, status, elapsed)

@@ -14,6 +14,9 @@ from typing import Any
 import orjson
 import structlog
 
+from frontdesk.asgi import Scope
+from frontdesk.network import ClientAddressResolver
+
 # The request being answered, for every log line written while it is: set by the edge for
 # each request. A context variable of our own rather than structlog's bound context, whose
 # bind and unbind cost more than the rest of the edge's bookkeeping on the hot path.
@@ -120,6 +123,11 @@ class AccessLog:
     MCP hot path) and renders straight with orjson. With ``json`` off it goes through
     structlog's console renderer, for people reading a terminal.
 
+    Each line names the client's address as the rate limits see it (``network``:
+    X-Forwarded-For believed only from ``FRONTDESK_TRUSTED_PROXIES``, and only an IP
+    address taken from it), so that a line can be tied to a caller; never a query string,
+    whose codes and state must not reach logs, nor any header's text.
+
     A request only records its figures; the lines are rendered and written together, at
     most ``FLUSH_SECONDS`` after the first of them, every ``MAX_PENDING`` lines, and at
     shut-down (``flush``). Rendered one at a time between requests, a line cost the server
@@ -135,24 +143,45 @@ class AccessLog:
     # POSIX keeps a write of up to PIPE_BUF bytes (4096 on Linux) to a pipe in one piece.
     CHUNK_BYTES = 4096
 
-    def __init__(self, json: bool) -> None:
+    def __init__(self, json: bool, addresses: ClientAddressResolver | None = None) -> None:
         self._json = json
+        self._addresses = addresses or ClientAddressResolver(())
         self._console = structlog.get_logger("frontdesk.access")
         # The same destination as every other line: the configured logger, unprocessed.
         self._raw = structlog.get_config()["logger_factory"]()
         self._writes_bytes = isinstance(self._raw, structlog.BytesLogger)
-        # (wall-clock time, request id, method, path, status, duration in seconds) per request.
-        self._pending: list[tuple[float, str, str, str, int, float]] = []
+        # (wall-clock time, request id, method, path, status, duration in seconds, client
+        # address) per request.
+        self._pending: list[tuple[float, str, str, str, int, float, str]] = []
         self._flush_timer: asyncio.TimerHandle | None = None
 
-    def write(self, request_id: str, method: str, path: str, status: int, seconds: float) -> None:
+    def record(self, scope: Scope, request_id: str, status: int, seconds: float) -> None:
+        """The line of one answered request: its path without the query string, and the
+        client's address."""
+        client = self._addresses.resolve(scope)
+        self.write(request_id, scope["method"], scope["path"], status, seconds, client)
+
+    def write(
+        self,
+        request_id: str,
+        method: str,
+        path: str,
+        status: int,
+        seconds: float,
+        client: str,
+    ) -> None:
         if not self._json:
             duration_ms = _milliseconds(seconds)
             self._console.info(
-                "request", method=method, path=path, status=status, duration_ms=duration_ms
+                "request",
+                method=method,
+                path=path,
+                status=status,
+                duration_ms=duration_ms,
+                client=client,
             )
             return
-        self._pending.append((time.time(), request_id, method, path, status, seconds))
+        self._pending.append((time.time(), request_id, method, path, status, seconds, client))
         if len(self._pending) >= self.MAX_PENDING:
             self.flush()
         elif self._flush_timer is None:
@@ -172,13 +201,14 @@ class AccessLog:
         pending, self._pending = self._pending, []
         chunk: list[bytes] = []
         size = 0
-        for when, request_id, method, path, status, seconds in pending:
+        for when, request_id, method, path, status, seconds, client in pending:
             line = orjson.dumps(
                 {
                     "method": method,
                     "path": path,
                     "status": status,
                     "duration_ms": _milliseconds(seconds),
+                    "client": client,
                     "event": "request",
                     "request_id": request_id,
                     "level": "info",
