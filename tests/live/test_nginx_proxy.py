@@ -34,8 +34,12 @@ START_DEADLINE = 15.0
 TIMEOUT = 15.0
 # Registrations allowed per address here: the third from one address is refused.
 REGISTRATIONS = "2/minute"
-# Three customers' machines, as nginx sees them (Linux answers on all of 127.0.0.0/8).
-ALICE, BOB = "127.0.0.2", "127.0.0.3"
+# Customers' machines, as nginx sees them (Linux answers on all of 127.0.0.0/8).
+ALICE, BOB, CAROL, DAVE = "127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"
+# The example's own per-address bounds (limit_conn; limit_req's burst).
+CONNECTIONS_PER_ADDRESS = 64
+REQUEST_BURST = 200
+ACCESS_LOG = "/var/log/nginx/frontdesk.access.log"
 
 
 def nginx_binary() -> str:
@@ -48,15 +52,19 @@ def nginx_binary() -> str:
     return found
 
 
-def substitute(text: str, old: str, new: str) -> str:
-    """Replace ``old``, which the example must hold exactly once, so the test cannot
-    silently serve something other than the example once the example changes."""
-    assert text.count(old) == 1, f"{EXAMPLE.name} should hold {old!r} exactly once"
+def substitute(text: str, old: str, new: str, times: int = 1) -> str:
+    """Replace ``old``, which the example must hold exactly ``times`` times, so the test
+    cannot silently serve something other than the example once the example changes."""
+    assert text.count(old) == times, f"{EXAMPLE.name} should hold {old!r} {times} times"
     return text.replace(old, new)
 
 
-def site_for_test(upstream_port: int, http_port: int, https_port: int, certs: Path) -> str:
+def site_for_test(
+    upstream_port: int, http_port: int, https_port: int, certs: Path, logs: Path
+) -> str:
     site = EXAMPLE.read_text()
+    # Both servers, the redirecting one too, log in the example's own format.
+    site = substitute(site, ACCESS_LOG, str(logs / "frontdesk.access.log"), times=2)
     site = substitute(site, "server 127.0.0.1:8000;", f"server 127.0.0.1:{upstream_port};")
     site = substitute(site, "listen 80;", f"listen 127.0.0.1:{http_port};")
     site = substitute(site, "listen 443 ssl http2;", f"listen 127.0.0.1:{https_port} ssl http2;")
@@ -82,7 +90,9 @@ def main_config(prefix: Path, site: Path) -> str:
     return (
         f"{user}daemon off;\nworker_processes 1;\npid {prefix}/nginx.pid;\n"
         f"error_log {prefix}/error.log warn;\n"
-        "events { worker_connections 64; }\n"
+        # Room for one address's CONNECTIONS_PER_ADDRESS and more: limit_conn, not this,
+        # is what refuses them.
+        "events { worker_connections 512; }\n"
         "http {\n"
         f"  access_log {prefix}/access.log;\n"
         f"  client_body_temp_path {prefix}/body;\n  proxy_temp_path {prefix}/proxy;\n"
@@ -100,6 +110,7 @@ class Proxy:
     https_port: int
     ca: ssl.SSLContext
     service: LiveService
+    access_log: Path
 
     @property
     def public_url(self) -> str:
@@ -166,7 +177,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
 
     upstream_port, http_port, https_port = free_port(), free_port(), free_port()
     site = prefix / "frontdesk.conf"
-    site.write_text(site_for_test(upstream_port, http_port, https_port, certs))
+    site.write_text(site_for_test(upstream_port, http_port, https_port, certs, prefix))
     config = prefix / "nginx.conf"
     config.write_text(main_config(prefix, site))
     environment = {
@@ -184,7 +195,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
         ) as service,
         running_nginx(config, prefix, https_port),
     ):
-        yield Proxy(http_port, https_port, ca, service)
+        yield Proxy(http_port, https_port, ca, service, prefix / "frontdesk.access.log")
 
 
 def register(client: httpx.Client, **headers: str) -> httpx.Response:
@@ -287,3 +298,97 @@ def test_metrics_are_not_public(proxy: Proxy) -> None:
         direct = client.get(f"{proxy.service.base_url}/metrics")
     assert public.status_code == 404
     assert direct.status_code == 200
+
+
+def test_the_access_log_holds_paths_without_query_strings(proxy: Proxy) -> None:
+    """An identity provider's ?code= (or any query) never reaches nginx's access log, on the
+    https server or the one redirecting plain http."""
+    secret = "code-never-logged-4f1c"
+    query = {"code": secret, "state": secret}
+    with proxy.client() as client:
+        client.get("/v1/demo/oauth/callback", params=query)
+    with httpx.Client(timeout=TIMEOUT) as client:
+        client.get(f"http://127.0.0.1:{proxy.http_port}/v1/demo/oauth/callback", params=query)
+    lines = wait_for_log_lines(proxy.access_log, "/v1/demo/oauth/callback", 2)
+    assert all('"GET /v1/demo/oauth/callback HTTP/1.1"' in line for line in lines), lines
+    logged = proxy.access_log.read_text()
+    assert secret not in logged
+    assert "?" not in logged
+
+
+def wait_for_log_lines(log: Path, fragment: str, count: int) -> list[str]:
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        text = log.read_text() if log.exists() else ""
+        lines = [line for line in text.splitlines() if fragment in line]
+        if len(lines) >= count:
+            return lines
+        assert time.monotonic() < deadline, f"{count} lines with {fragment} not in {text!r}"
+        time.sleep(0.05)
+
+
+def test_one_address_holds_at_most_its_connections(proxy: Proxy) -> None:
+    """limit_conn: an address with CONNECTIONS_PER_ADDRESS requests in progress (bodies
+    still on their way) is refused 429 for one more; another address is served."""
+    held: list[ssl.SSLSocket] = []
+    try:
+        for _ in range(CONNECTIONS_PER_ADDRESS):
+            client = tls_connection(proxy, CAROL)
+            held.append(client)
+            client.sendall(slow_body_head(proxy))
+        # nginx counts a request once its head is in: the held ones are all counted when a
+        # further one from the address is refused, as it must be within the deadline.
+        refused = answer_to_one_more(proxy, CAROL)
+        with proxy.client(BOB) as bob:
+            other = bob.get("/healthz")
+    finally:
+        for client in held:
+            client.close()
+    assert refused.startswith(b"HTTP/1.1 429 "), refused
+    assert other.status_code == 200, other.text
+
+
+def test_one_address_past_its_rate_is_refused(proxy: Proxy) -> None:
+    """limit_req: past the burst (and what the rate refills meanwhile), an address is
+    refused 429; another address is served."""
+    statuses: list[int] = []
+    with proxy.client(DAVE) as dave:
+        while 429 not in statuses:
+            assert len(statuses) < 5 * REQUEST_BURST, "never refused"
+            statuses.append(dave.get("/healthz").status_code)
+    with proxy.client(BOB) as bob:
+        other = bob.get("/healthz")
+    assert len(statuses) > REQUEST_BURST
+    assert set(statuses) == {200, 429}
+    assert other.status_code == 200, other.text
+
+
+def tls_connection(proxy: Proxy, source: str) -> ssl.SSLSocket:
+    raw = socket.create_connection(
+        ("127.0.0.1", proxy.https_port), timeout=TIMEOUT, source_address=(source, 0)
+    )
+    return proxy.ca.wrap_socket(raw, server_hostname="127.0.0.1")
+
+
+def slow_body_head(proxy: Proxy) -> bytes:
+    """A registration's head, announcing a body it never sends."""
+    return (
+        "POST /v1/demo/oauth/register HTTP/1.1\r\n"
+        f"Host: 127.0.0.1:{proxy.https_port}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    ).encode()
+
+
+def answer_to_one_more(proxy: Proxy, source: str) -> bytes:
+    """What nginx answers one more request from ``source`` (with a body on its way)."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        with contextlib.closing(tls_connection(proxy, source)) as client:
+            client.sendall(slow_body_head(proxy))
+            client.settimeout(1.0)
+            try:
+                answer = client.recv(65536)
+            except TimeoutError:
+                answer = b""  # still counted in: the held ones may not all be yet
+        if answer or time.monotonic() > deadline:
+            return answer
