@@ -19,6 +19,7 @@ TENANT = "initech"
 CLIENT_NAME = "Browser Test Assistant"
 EMAIL = "grace@example.com"
 NAME = "Grace Brewster"
+WHOAMI = "whoami \u26a0 can change or delete things"
 
 
 @pytest.fixture
@@ -37,9 +38,12 @@ def test_customer_allows_signs_in_and_the_client_gets_a_working_code(
     expect(page.get_by_role("heading", level=1)).to_have_text(
         f"Allow {CLIENT_NAME} to use your Initech account?"
     )
+    # whoami, Initech's personal tool, is described by no annotations: by MCP's defaults it
+    # may change or delete, so the page says so.
     expect(page.get_by_role("listitem")).to_have_text(
         [
-            "use Initech's assistant tools as you",
+            f"use these Initech's tools as you: {WHOAMI}",
+            WHOAMI,
             "see your name",
             "see your email address",
         ]
@@ -81,7 +85,7 @@ def test_customer_denies_and_the_client_gets_access_denied(
     authorization = client.authorization(scope="email")
     page.goto(authorization.url)
     expect(page.get_by_role("listitem")).to_have_text(
-        ["use Initech's assistant tools as you", "see your email address"]
+        [f"use these Initech's tools as you: {WHOAMI}", WHOAMI, "see your email address"]
     )
 
     page.get_by_role("button", name="Deny").click()

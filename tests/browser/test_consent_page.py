@@ -40,8 +40,10 @@ LOGO = (
     b'<svg xmlns="http://www.w3.org/2000/svg" width="240" height="60" viewBox="0 0 240 60">'
     b'<rect width="240" height="60" rx="8" fill="#3b2314"/></svg>'
 )
-PHONE, DESKTOP = 390, 1280
+NARROWEST, PHONE, DESKTOP = 320, 390, 1280
+MARKED = "\u26a0 can change or delete things"
 WIDTHS = [pytest.param(PHONE, id="390px"), pytest.param(DESKTOP, id="1280px")]
+ALL_WIDTHS = [pytest.param(NARROWEST, id="320px"), *WIDTHS]
 
 
 def companies_file(directory: Path, documents: HttpsDocuments) -> Path:
@@ -62,8 +64,16 @@ companies:
       support: help@roasters.example
     tools:
       - name: whoami
+        title: Who I am
         description: Says who is asking.
         access: personal
+        annotations: {{readOnlyHint: true}}
+        provider: {{type: python, target: "tests.fixtures.tools:whoami"}}
+      - name: cancel_order
+        title: Cancel my order
+        description: Cancels one of the customer's orders.
+        access: personal
+        annotations: {{readOnlyHint: false, destructiveHint: true}}
         provider: {{type: python, target: "tests.fixtures.tools:whoami"}}
 """,
         encoding="utf-8",
@@ -158,7 +168,41 @@ def registered(service: LiveService, redirect_uri: ClientRedirectUri, name: str)
     return register_client(service, TENANT, redirect_uri.url, name)
 
 
-@pytest.mark.parametrize("width", [pytest.param(320, id="320px"), *WIDTHS])
+def document_client(
+    service: LiveService, documents: HttpsDocuments, redirect_uri: ClientRedirectUri, name: str
+) -> OAuthClient:
+    """A client that publishes itself as "Claude" at an https URL, its client_id."""
+    path = f"/clients/{name}.json"
+    client_id = documents.url(path)
+    documents.serve_json(
+        path,
+        {
+            "client_id": client_id,
+            "client_name": "Claude",
+            "redirect_uris": [redirect_uri.url],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        },
+    )
+    return OAuthClient(service, TENANT, client_id, redirect_uri.url)
+
+
+def account_url(service: LiveService) -> str:
+    return f"{service.base_url}/v1/{TENANT}/account"
+
+
+def provenance_look(page: Page) -> tuple[str, str]:
+    """How the box saying who the client is looks: its border style and its mark."""
+    box = page.locator(".provenance")
+    expect(box).to_have_count(1)
+    mark = box.locator(".mark")
+    expect(mark).to_be_visible()
+    style: str = box.evaluate("b => getComputedStyle(b).borderTopStyle")
+    return style, mark.inner_text()
+
+
+@pytest.mark.parametrize("width", ALL_WIDTHS)
 def test_a_long_client_name_wraps_and_allow_stays_on_screen(
     browser: Browser,
     contexts: list[BrowserContext],
@@ -189,7 +233,7 @@ def test_a_long_client_name_wraps_and_allow_stays_on_screen(
     page.screenshot(path=artifact(f"consent-long-name-{width}.png"), full_page=True)
 
 
-@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("width", ALL_WIDTHS)
 def test_the_consent_page_is_branded_marks_a_registered_client_and_is_accessible(
     browser: Browser,
     contexts: list[BrowserContext],
@@ -213,8 +257,15 @@ def test_the_consent_page_is_branded_marks_a_registered_client_and_is_accessible
     )
     expect(page.get_by_text("this app's name was chosen by whoever registered it")).to_be_visible()
     expect(page.get_by_text(re.compile(r"^verified:"))).to_have_count(0)
-    expect(page.get_by_role("listitem").first).to_have_text(
-        f"use {COMPANY}' assistant tools as you"
+    assert provenance_look(page) == ("dashed", "!")
+    # The personal tools by title; the one that may destroy is marked in words, a sign and
+    # a border, not by colour alone.
+    expect(page.locator("ul.tools > li")).to_have_text(["Who I am", f"Cancel my order {MARKED}"])
+    badge = page.locator("ul.tools .badge")
+    expect(badge).to_have_count(1)
+    assert badge.evaluate("b => getComputedStyle(b).borderTopStyle") == "solid"
+    expect(page.get_by_role("link", name=f"your {COMPANY} account page")).to_have_attribute(
+        "href", account_url(service)
     )
     allow = page.get_by_role("button", name="Allow")
     # Yellow accent, black text: readable (axe-core checks the contrast below).
@@ -238,8 +289,8 @@ def test_the_consent_page_is_branded_marks_a_registered_client_and_is_accessible
     assert_accessible(page, axe, f"consent page at {width}px")
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_a_metadata_document_client_shows_its_verified_host(
+@pytest.mark.parametrize("width", ALL_WIDTHS)
+def test_a_metadata_document_client_leads_with_its_verified_host(
     browser: Browser,
     contexts: list[BrowserContext],
     service: LiveService,
@@ -248,26 +299,22 @@ def test_a_metadata_document_client_shows_its_verified_host(
     axe: Path,
     width: int,
 ) -> None:
-    path = f"/clients/assistant-{width}.json"
-    client_id = documents.url(path)
-    documents.serve_json(
-        path,
-        {
-            "client_id": client_id,
-            "client_name": "Claude",
-            "redirect_uris": [redirect_uri.url],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-        },
-    )
-    client = OAuthClient(service, TENANT, client_id, redirect_uri.url)
+    """The host that answered for its id comes first; "Claude", its own choice, second."""
+    client = document_client(service, documents, redirect_uri, f"assistant-{width}")
     page = open_page(browser, contexts, width, bypass_csp=True)
     page.goto(client.authorization().url)
 
     host = urlsplit(documents.base_url).hostname
-    expect(page.get_by_text(f"verified: {host}")).to_be_visible()
+    expect(page).to_have_title(f"Allow {host}? · {COMPANY}")
+    expect(page.get_by_role("heading", level=1)).to_have_text(
+        f"Allow {host} to use your {COMPANY} account?"
+    )
+    expect(page.get_by_text(f"Verified: {host}")).to_be_visible()
+    expect(page.get_by_text("It calls itself Claude: a name it chose")).to_be_visible()
     expect(page.get_by_text("is not verified")).to_have_count(0)
+    assert provenance_look(page) == ("solid", "\u2713")
+    expect(page.locator("ul.tools > li")).to_have_count(2)
+    assert_no_sideways_scroll(page)
     page.screenshot(path=artifact(f"consent-verified-{width}.png"), full_page=True)
     assert_accessible(page, axe, f"consent page of a verified client at {width}px")
 
@@ -311,8 +358,8 @@ def test_a_second_sign_in_with_the_same_scopes_skips_consent(
     expect(page.get_by_role("heading", level=1)).to_have_text(f"Sign in to {COMPANY}")
 
 
-def sign_in(page: Page, client: OAuthClient) -> None:
-    page.get_by_label("Email").fill("grace@roasters.example")
+def sign_in(page: Page, client: OAuthClient, email: str = "grace@roasters.example") -> None:
+    page.get_by_label("Email").fill(email)
     page.get_by_label("Name").fill("Grace Brewster")
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(re.compile(rf"^{re.escape(client.redirect_uri)}\?"))
@@ -334,3 +381,63 @@ def test_the_error_page_is_branded_and_accessible(
     assert_no_sideways_scroll(page)
     page.screenshot(path=artifact(f"error-{width}.png"), full_page=True)
     assert_accessible(page, axe, f"error page at {width}px")
+
+
+@pytest.mark.parametrize("width", ALL_WIDTHS)
+def test_the_account_page_names_each_client_as_the_consent_page_did(
+    browser: Browser,
+    contexts: list[BrowserContext],
+    service: LiveService,
+    documents: HttpsDocuments,
+    redirect_uri: ClientRedirectUri,
+    axe: Path,
+    width: int,
+) -> None:
+    """Allow a metadata-document client and a registered one, then follow the consent
+    page's link to the account page: each is listed by the name its consent page led with,
+    verified and unverified told apart as there; the page is accessible at every width."""
+    # A customer of this test's own, so the page lists only the clients allowed here.
+    email = f"listed-{width}@roasters.example"
+    page = open_page(browser, contexts, width, bypass_csp=True)
+    clients = [
+        document_client(service, documents, redirect_uri, f"listed-{width}"),
+        registered(service, redirect_uri, f"Listed Assistant {width}"),
+    ]
+    consented: list[tuple[str, tuple[str, str]]] = []
+    link = ""
+    for client in clients:
+        authorization = client.authorization()
+        page.goto(authorization.url)
+        name = page.locator("h1 .client-name").inner_text()
+        consented.append((name, provenance_look(page)))
+        link = (
+            page.get_by_role("link", name=f"your {COMPANY} account page").get_attribute("href")
+            or ""
+        )
+        page.get_by_role("button", name="Allow").click()
+        sign_in(page, client, email)
+        arrived = redirect_uri.next_redirect()
+        client.exchange(arrived.query["code"], authorization.verifier)
+    host = urlsplit(documents.base_url).hostname
+    assert [name for name, _ in consented] == [host, f"Listed Assistant {width}"]
+
+    page.goto(link)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_label("Email").fill(email)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(account_url(service))
+
+    expect(page.get_by_role("heading", level=2)).to_have_count(len(consented))
+    for name, look in consented:
+        entry = page.locator("li.client", has=page.get_by_role("heading", level=2, name=name))
+        expect(entry).to_have_count(1)
+        box = entry.locator(".provenance")
+        assert (
+            box.evaluate("b => getComputedStyle(b).borderTopStyle"),
+            box.locator(".mark").inner_text(),
+        ) == look
+    listed_by_host = page.locator("li.client", has=page.get_by_role("heading", name=host))
+    expect(listed_by_host.locator(".calls-itself")).to_have_text("Claude")
+    assert_no_sideways_scroll(page)
+    page.screenshot(path=artifact(f"account-named-alike-{width}.png"), full_page=True)
+    assert_accessible(page, axe, f"account page at {width}px")

@@ -288,9 +288,10 @@ async def test_a_metadata_document_client_is_shown_by_its_verified_host() -> Non
     thing about it that was verified, and is not marked unverified."""
     moment = datetime.now(UTC)
     shown = _entry(
-        ConnectedClient("https://app.example.com/oauth/client.json", None, (), moment, None)
+        ConnectedClient("https://app.example.com/oauth/client.json", None, (), moment, None),
+        "Claude",
     )
     assert shown["name"] == "app.example.com"
-    assert shown["verified_host"] == "app.example.com"
-    assert shown["name_unverified"] is False
+    assert shown["shown"].verified_host == "app.example.com"
+    assert shown["shown"].calls_itself == "Claude"
     assert shown["last_used_at"] is None

@@ -9,9 +9,9 @@ page's (oauth.rendering).
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 import structlog
 from starlette.requests import Request
@@ -23,7 +23,9 @@ from frontdesk.account.guard import from_own_page, own_origin
 from frontdesk.oauth import account_completion
 from frontdesk.oauth import account_session as session
 from frontdesk.oauth.account_session import AccountSession
+from frontdesk.oauth.client_display import client_display
 from frontdesk.oauth.client_document_rules import is_client_document_url
+from frontdesk.oauth.client_documents import ClientDocumentProblem
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.oauth.forms import read_form
@@ -48,17 +50,13 @@ def _when(moment: datetime | None) -> str | None:
     return None if moment is None else moment.astimezone(UTC).strftime("%d %b %Y, %H:%M UTC")
 
 
-def _entry(connected: ConnectedClient) -> dict[str, Any]:
-    """What the page shows of one client: its name as the consent page shows it."""
-    verified_host = None
-    if is_client_document_url(connected.client_id):
-        # A metadata-document client's host answered for its id over https (oauth.clients).
-        verified_host = urlsplit(connected.client_id).hostname
+def _entry(connected: ConnectedClient, claimed_name: str | None) -> dict[str, Any]:
+    """What the page shows of one client: named as the consent page named it."""
+    shown = client_display(connected.client_id, claimed_name)
     return {
         "client_id": connected.client_id,
-        "name": connected.registered_name or verified_host or "An unnamed application",
-        "verified_host": verified_host,
-        "name_unverified": verified_host is None,
+        "name": shown.name,
+        "shown": shown,
         "scopes": connected.scopes,
         "allowed_at": _when(connected.allowed_at),
         "last_used_at": _when(connected.last_used_at),
@@ -84,14 +82,36 @@ class AccountPage:
         connected = await self._connected.connected(
             current.tenant_key, current.customer_id, datetime.now(UTC)
         )
+        names = await self._claimed_names(signin_company, connected)
         return self._page(
             request,
             signin_company,
             signed_in=True,
             holder=holder.name or holder.email or "you",
-            clients=[_entry(client) for client in connected],
+            clients=[_entry(client, name) for client, name in zip(connected, names, strict=True)],
             csrf=self._sessions.csrf_token(current),
         )
+
+    async def _claimed_names(
+        self, signin_company: SigninCompany, connected: list[ConnectedClient]
+    ) -> list[str | None]:
+        """The name each client chose. Nothing is stored of a metadata-document client
+        (oauth.clients): its name is its document's, fetched as sign-ins fetch it (kept in
+        memory, each fetch bounded, a document whose host is down served from the cache),
+        and left out when it cannot be had: the page names such a client by its host."""
+
+        async def claimed(client: ConnectedClient) -> str | None:
+            if not is_client_document_url(client.client_id):
+                return client.registered_name
+            try:
+                known = await self._services.clients.find(
+                    signin_company.tenant_key, client.client_id, signin_company.setup
+                )
+            except ClientDocumentProblem:
+                return None
+            return None if known is None else known.name
+
+        return list(await asyncio.gather(*(claimed(client) for client in connected)))
 
     async def sign_in(self, request: Request) -> Response:
         services = self._services

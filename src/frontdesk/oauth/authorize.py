@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -20,10 +19,10 @@ from frontdesk.oauth import browser, remembered
 from frontdesk.oauth.client_documents import ClientDocumentRefused, ClientDocumentUnavailable
 from frontdesk.oauth.clients import KnownClient
 from frontdesk.oauth.consent import to_login
+from frontdesk.oauth.consent_page import consent_page
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect
 from frontdesk.oauth.flow import Flow
-from frontdesk.oauth.pages import page
 from frontdesk.oauth.pkce import CHALLENGE
 from frontdesk.oauth.redirects import is_registered
 from frontdesk.ratelimit import parse_rate_limit
@@ -181,21 +180,6 @@ class Authorize:
             response = await to_login(services, signin, flow, services.flows.seal(flow))
             browser.bind(services, response, company.tenant_key, cookie)
             return response
-        redirect_host = urlsplit(flow.redirect_uri).netloc or urlsplit(flow.redirect_uri).scheme
-        response = page(
-            request,
-            "consent.html",
-            company_name=company.name,
-            client_name=client.name or client.verified_host or redirect_host,
-            # A registered name is the client's own claim; a metadata document's host is
-            # verified (it answered over https for that name). Every registered client is
-            # marked unverified, named or not.
-            verified_host=client.verified_host,
-            name_unverified=client.verified_host is None,
-            redirect_host=redirect_host,
-            scopes=flow.scope.split(),
-            flow=sealed,
-            consent_url=f"{services.settings.issuer(company.tenant_key)}/consent",
-        )
+        response = consent_page(request, services, company, client, flow, sealed)
         browser.bind(services, response, company.tenant_key, cookie)
         return response

@@ -25,12 +25,10 @@ from frontdesk.store.clients import Client, ClientRepository
 @dataclass(frozen=True, slots=True)
 class KnownClient:
     client_id: str
-    # What the client calls itself: a registered client's own word, unverified.
+    # What the client calls itself, unverified either way; how the pages name the client
+    # (its verified host first, for a metadata-document client) is oauth.client_display.
     name: str | None
     redirect_uris: tuple[str, ...]
-    # For a metadata-document client, the host that published the document: the one thing
-    # about it the service has verified (it answered over https for that name).
-    verified_host: str | None
 
 
 class ClientDirectory:
@@ -58,7 +56,6 @@ class ClientDirectory:
                 client_id=document.client_id,
                 name=document.client_name,
                 redirect_uris=document.redirect_uris,
-                verified_host=document.host,
             )
         client = await self._registered.get(tenant_key, client_id)
         if client is None:
@@ -67,5 +64,4 @@ class ClientDirectory:
             client_id=client.client_id,
             name=client.client_name,
             redirect_uris=tuple(client.redirect_uris),
-            verified_host=None,
         )
