@@ -61,6 +61,7 @@ from frontdesk.store.grants import GrantRepository
 from frontdesk.store.outage import OUTAGE_TYPES
 from frontdesk.store.pool_use import pool_use
 from frontdesk.store.spent_flows import SpentFlowRepository
+from frontdesk.unrouted import render_unrouted
 
 log = structlog.get_logger(__name__)
 
@@ -313,7 +314,7 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
         ),
         consents=ConsentRepository(services.database.engine),
     )
-    return Starlette(
+    routed = Starlette(
         # One route per path, answering OPTIONS and naming all its methods in Allow.
         routes=one_route_per_path(
             [
@@ -336,9 +337,15 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
             AuthorizePage: render_authorize_page,
             # Outages of the database answer 503; render_outage re-raises anything else.
             **dict.fromkeys((*OUTAGE_TYPES, DBAPIError), render_outage),
+            # A path no route serves, in its family's error body (frontdesk.unrouted).
+            404: render_unrouted,
         },
         lifespan=lifespan,
     )
+    # Every path has one spelling: no 307 to the other, whose http:// behind a TLS proxy
+    # would have a client resend a token request in clear (frontdesk.unrouted).
+    routed.router.redirect_slashes = False
+    return routed
 
 
 def create_app(settings: Settings | None = None) -> Frontdesk:
