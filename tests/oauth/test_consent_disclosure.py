@@ -26,7 +26,7 @@ from tests.conftest import BASE_URL
 from tests.oauth import flows
 from tests.oauth.conftest import Serve
 from tests.oauth.test_account_page import signed_in_page
-from tests.support.https_documents import HttpsDocuments, run_https_documents
+from tests.support.https_documents import Answer, HttpsDocuments, run_https_documents
 
 pytestmark = pytest.mark.anyio
 
@@ -251,3 +251,22 @@ async def test_a_metadata_document_client_is_named_alike_on_consent_and_account_
     assert texts(account, css_class="calls-itself") == ["Claude"]
     assert texts(account, "div", "verified") == [verified]
     assert re.search(r'class="provenance unverified"', account) is None
+
+
+async def test_the_account_page_names_a_client_by_its_host_when_its_document_is_gone(
+    serve: Serve, documents: HttpsDocuments
+) -> None:
+    """A second instance, which never fetched the document, finds it gone (404): the page
+    still lists the client, verified, by its host, and leaves out the name it cannot read."""
+    first = await serve(client_documents_on_loopback=True)
+    client_id = publish(documents, "Claude")
+    await flows.obtain_tokens(first.client, client_id=client_id)
+    documents.serve(DOCUMENT_PATH, Answer(b"", status=404))
+
+    second = await serve(client_documents_on_loopback=True)
+    account = await signed_in_page(second.client)
+    assert texts(account, "h2", "client-name") == [urlsplit(client_id).hostname]
+    assert texts(account, css_class="calls-itself") == []
+    assert len(texts(account, "div", "verified")) == 1
+    # Fetched by the sign-in on the first instance, then by the second's page, refused.
+    assert documents.requests(DOCUMENT_PATH) == 2
