@@ -50,6 +50,7 @@ from frontdesk.config import Settings
 from frontdesk.errors import CannotListen
 from frontdesk.metrics_files import shared_metrics_dir
 from frontdesk.network import ClientAddressResolver
+from frontdesk.observability import stdlib_log_config
 from frontdesk.rsgi_bridge import RsgiBridge
 
 APP = "frontdesk.http_server:served_app"
@@ -96,6 +97,9 @@ def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> Non
             # X-Forwarded-For: the application's resolver believes FRONTDESK_TRUSTED_PROXIES.
             log_access=False,
             log_level=LogLevels.warning,
+            # Granian's own lines (a worker that died, one killed at shut-down) in the JSON
+            # every other line is, when the logs are JSON (observability.stdlib_log_config).
+            log_dictconfig=stdlib_log_config() if settings.log_json else None,
         ).serve()
 
 

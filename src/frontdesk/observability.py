@@ -115,6 +115,42 @@ def configure_logging(level: str = "INFO", json: bool = True) -> None:
     )
 
 
+class JsonLogFormatter(logging.Formatter):
+    """Standard-library log records (Granian's own, and any library's) as the JSON lines
+    every other log line is: the message as ``event``, with ``level``, ``timestamp`` and
+    ``logger``, and a traceback as ``exception``. A plain logging formatter, named in the
+    configuration Granian takes (``log_dictconfig``), so nothing of Granian is reached into."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "event": record.getMessage(),
+            "logger": record.name,
+            "level": record.levelname.lower(),
+            "timestamp": iso_timestamp(record.created),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return orjson.dumps(line).decode()
+
+
+def stdlib_log_config(level: str = "WARNING") -> dict[str, Any]:
+    """A ``logging.config.dictConfig`` that writes every standard-library record at
+    ``level`` or above to stderr as JSON: Granian's loggers (``_granian``, whose records
+    its Rust core shares, and ``granian.access``) and the root logger, which any other
+    library's records reach. Granian replaces each top-level key of its own configuration
+    with this one's, so its loggers are named here in full."""
+    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    own = {"handlers": ["json"], "level": level, "propagate": False}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": f"{__name__}.{JsonLogFormatter.__qualname__}"}},
+        "handlers": {"json": handler},
+        "loggers": {"_granian": dict(own), "granian.access": dict(own)},
+        "root": {"handlers": ["json"], "level": level},
+    }
+
+
 class AccessLog:
     """One JSON line per answered request, in the same shape as every other log line.
 

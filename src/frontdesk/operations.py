@@ -12,6 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from frontdesk.administration import UnknownCompany, UnknownTarget
 from frontdesk.command_database import (
     DatabaseMissing,
@@ -34,17 +36,21 @@ from frontdesk.company_secrets import (
 from frontdesk.config import Settings
 from frontdesk.errors import ConfigurationError, DatabaseNotReady
 from frontdesk.http_server import check_address, serve_http
+from frontdesk.observability import configure_logging
 from frontdesk.secret_box import SecretBox
 from frontdesk.store.admin import Administration
 from frontdesk.store.audit import AuditEvent, AuditLog
 from frontdesk.store.companies import ApplyOutcome, CompanyRepository
 from frontdesk.store.database import Database
 
+log = structlog.get_logger(__name__)
+
 
 def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
-    print(f"Frontdesk ({settings.env.value}, region {settings.region.value})", flush=True)
-    for warning in settings.production_warnings:
-        print(f"warning: {warning}", file=sys.stderr, flush=True)
+    # Every line serve writes is a log line in the configured form (JSON unless
+    # FRONTDESK_LOG_JSON=false, README "Logs"): its own start-up lines too, and Granian's
+    # (http_server.py).
+    configure_logging(settings.log_level, settings.log_json)
     # A taken address fails before the database is touched.
     check_address(host, port)
     # Migrations and the demo seed run once, here, before any worker starts: workers that
@@ -59,9 +65,33 @@ def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
     os.environ["FRONTDESK_BASE_URL"] = settings.base_url
     os.environ["FRONTDESK_AUTO_MIGRATE"] = "false"
     os.environ["FRONTDESK_SEED_DEMO"] = "false"
+    # Said once the address and the database are known good: a start that fails says only
+    # why, in one line (cli_common).
+    _announce(
+        settings,
+        f"Frontdesk ({settings.env.value}, region {settings.region.value})",
+        "starting",
+        env=settings.env.value,
+        region=settings.region.value,
+    )
+    for warning in settings.production_warnings:
+        _announce(settings, f"warning: {warning}", "production_warning", warning=warning)
     if settings.should_seed_demo:
-        print(f"Demo company's MCP endpoint: {settings.mcp_url('demo')}", flush=True)
+        demo = settings.mcp_url("demo")
+        _announce(settings, f"Demo company's MCP endpoint: {demo}", "demo_endpoint", url=demo)
     serve_http(settings, host=host, port=port, workers=workers)
+
+
+def _announce(settings: Settings, text: str, event: str, **fields: str) -> None:
+    """One start-up line: a JSON log line (``event`` and ``fields``) when the logs are
+    JSON, else ``text`` as a person reads it, a warning on stderr and the rest on stdout."""
+    if settings.log_json:
+        if event.endswith("warning"):
+            log.warning(event, **fields)
+        else:
+            log.info(event, **fields)
+        return
+    print(text, file=sys.stderr if event.endswith("warning") else sys.stdout, flush=True)
 
 
 def _prepare_database_in_child(settings: Settings) -> None:
@@ -269,9 +299,12 @@ async def audit_events(
 
 
 if __name__ == "__main__":
-    # The child process of serve: prepare the database for the settings on stdin.
+    # The child process of serve: prepare the database for the settings on stdin. Its log
+    # lines (the demo seeded) go to stderr, which serve passes on, in the configured form.
+    given = Settings.model_validate_json(sys.stdin.buffer.read())
+    configure_logging(given.log_level, given.log_json)
     try:
-        asyncio.run(prepare_database(Settings.model_validate_json(sys.stdin.buffer.read())))
+        asyncio.run(prepare_database(given))
     except DatabaseUnreachable as error:
         print(error, file=sys.stderr)
         sys.exit(EXIT_TOLD)
