@@ -24,12 +24,14 @@ import time
 from pathlib import Path
 
 from frontdesk.companies.definition import FROM_STORE, CompanyDefinition, SigninSetup
+from frontdesk.config import DEV_DATA_KEY
 from frontdesk.grant_records import AccessRecord
 from frontdesk.oauth import pkce
 from frontdesk.oauth.credentials import digest
 from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.forms import AuthorizationCodeRequest
 from frontdesk.oauth.grants import Grants
+from frontdesk.secret_box import SecretBox
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.customers import CustomerRepository
 from frontdesk.store.database import create_engine
@@ -38,8 +40,8 @@ from frontdesk.store.grants import GrantRepository
 # Sign-ins ended at once: enough to keep PostgreSQL's side of both cores busy while this
 # process builds statements, and within the engine's pool (create_engine's pool_size).
 CONCURRENT = 16
-# Grants.refresh is the only reader of this window; this script never refreshes.
-NO_REFRESH_RETRY = 0.0
+# Grants.refresh alone seals with it (a company's retry window); this script never refreshes.
+UNUSED_BOX = SecretBox([DEV_DATA_KEY])
 
 
 class MintError(Exception):
@@ -103,7 +105,7 @@ async def issue(
         customer_id = await CustomerRepository(engine).record(
             tenant, like.subject, like.email, like.name
         )
-        grants = Grants(repository, NO_REFRESH_RETRY)
+        grants = Grants(repository, UNUSED_BOX)
         tokens: list[str] = []
 
         async def end_sign_ins(share: int) -> None:

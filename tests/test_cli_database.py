@@ -136,7 +136,7 @@ def test_an_unreachable_database_is_one_line(monkeypatch: pytest.MonkeyPatch) ->
     ("variable", "value"),
     [
         ("FRONTDESK_BASE_URL", "ftp://eu.frontdesk.example"),
-        ("FRONTDESK_REFRESH_RETRY_SECONDS", "9999"),
+        ("FRONTDESK_UNUSED_CLIENT_DAYS", "99999"),
         ("FRONTDESK_DATABASE_POOL_SIZE", "many"),
     ],
 )

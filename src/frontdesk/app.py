@@ -121,7 +121,7 @@ class Services:
             ),
             clients=ClientDirectory(ClientRepository(database.engine), documents),
             customers=CustomerRepository(database.engine),
-            grants=Grants(_grant_repository(database), settings.refresh_retry_seconds),
+            grants=Grants(_grant_repository(database), SecretBox(settings.data_keys)),
             outbound=outbound,
             logins=LoginConnectors(settings, outbound),
         )

@@ -117,11 +117,6 @@ class Settings(BaseModel):
     # Hosts accepted in addition to the base URL's own (DNS-rebinding protection).
     allowed_hosts: list[str] = Field(default_factory=list)
     cors_origins: list[str] = Field(default_factory=lambda: ["*"])
-    # How long after a refresh an unused new pair may be replaced, when the client sends the
-    # same refresh token again because it lost the answer (a timeout, a cut connection); 0
-    # turns retries off, so that any second use ends the token family (RFC 9700 4.14.2).
-    # At most 10 minutes: for that long a stolen spent token could replace an unused pair.
-    refresh_retry_seconds: int = Field(default=60, ge=0, le=600)
     # Retention (store.retention). A dynamically registered client that has not obtained a
     # token this many days after registering is deleted; 0 keeps every client.
     unused_client_days: int = Field(default=30, ge=0, le=3650)

@@ -47,26 +47,17 @@ class AccessRecord(NamedTuple):
     email_verified: bool
 
 
+# The longest retry window a company may choose (companies.definition, oauth.refresh): for
+# that long a spent refresh token still holds its successor pair, sealed.
+REFRESH_RETRY_MAX_SECONDS = 60
+
+
 @dataclass(frozen=True, slots=True)
 class IssuedPair:
     """The pair a refresh token's rotation produced, as the store holds it now."""
 
     refresh_hash: str
     refresh_spent: bool
-    # None for a pair issued before the store linked refresh tokens to their access tokens:
-    # whether it was used cannot be told, so it counts as used.
-    access_hash: str | None
-    access_presented: bool
-    access_revoked: bool
-
-    @property
-    def never_used(self) -> bool:
-        return (
-            self.access_hash is not None
-            and not self.refresh_spent
-            and not self.access_presented
-            and not self.access_revoked
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +68,11 @@ class RefreshState:
     client_id: str
     scope: str
     expires_at: datetime
-    # When the token was first spent: a retry issues a new pair but leaves this as it is,
-    # so the grace window does not slide.
+    # When the token was spent.
     rotated_at: datetime | None
     family_revoked: bool
-    # What the latest rotation (or retry) produced; None while unspent, or when the
-    # produced pair was itself superseded.
+    # What its rotation produced; None while unspent.
     successor: IssuedPair | None
+    # That pair in clear, sealed under the data keys (oauth.kept_pairs), when the company
+    # lets a lost answer be asked for again; None otherwise, and once the purge cleared it.
+    kept_successor: str | None

@@ -1,22 +1,34 @@
 """Tokens stored only as hashes (DESIGN: tokens are opaque; only their SHA-256 is stored).
 tests/oauth/test_token_endpoint.py checks the text columns of the tables it knows; this
 reads every column of every table the database has, audit log included, as whatever
-type it is, and looks for each secret verbatim, clipped, hex- or base64-encoded."""
+type it is, and looks for each secret verbatim, clipped, hex- or base64-encoded; the pair a
+company's refresh retry window keeps is there only sealed."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import func, select
 
 from frontdesk.app import Frontdesk
 from frontdesk.oauth.flow import COOKIE_NAME
+from frontdesk.store.tables import refresh_tokens
 from tests.adversarial.conftest import snapshot
 from tests.oauth import flows
+from tests.oauth.retry_window import TENANT as RETRYING
+from tests.oauth.retry_window import add_retrying_company
 
 pytestmark = pytest.mark.anyio
+
+
+async def sealed_pairs(app: Frontdesk) -> int:
+    query = select(func.count()).where(refresh_tokens.c.successor_sealed.is_not(None))
+    async with app.services.database.engine.connect() as connection:
+        return int((await connection.execute(query)).scalar_one())
 
 
 def disguises(secret: str) -> list[str]:
@@ -38,7 +50,7 @@ def disguises(secret: str) -> list[str]:
 
 
 async def test_no_secret_is_stored_in_any_column_of_any_table(
-    app: Frontdesk, client: httpx.AsyncClient
+    app: Frontdesk, client: httpx.AsyncClient, tmp_path: Path
 ) -> None:
     """No code, token, verifier, flow, nonce or session MAC in any column of any table."""
     client_id = await flows.register(client)
@@ -58,11 +70,17 @@ async def test_no_secret_is_stored_in_any_column_of_any_table(
     third = await flows.obtain_tokens(client, client_id=client_id)
     await flows.revoke(client, third.access, client_id)
     await flows.revoke(client, third.refresh, client_id)
+    # A company with a refresh retry window keeps the pair a rotation issued, sealed
+    # (oauth.kept_pairs): the sealed column is scanned like every other.
+    await add_retrying_company(app, tmp_path)
+    kept_from = await flows.obtain_tokens(client, RETRYING)
+    kept = flows.tokens_of(await flows.refresh(client, kept_from), kept_from.client_id, RETRYING)
+    assert await sealed_pairs(app) == 1
     initialized = await flows.mcp(client, flows.rpc("initialize", {}))
     session_mac = initialized.headers["mcp-session-id"].rpartition(".")[2]
 
     tokens = [code, first.access, first.refresh, second.access, second.refresh]
-    tokens += [third.access, third.refresh]
+    tokens += [third.access, third.refresh, kept.access, kept.refresh]
     secrets = [*tokens, pkce.verifier, sealed, nonce, session_mac]
     stored = "\n".join(
         value for rows in (await snapshot(app)).values() for row in rows for value in row

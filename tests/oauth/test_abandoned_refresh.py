@@ -1,7 +1,8 @@
 """The abandoned refresh, reproduced on real PostgreSQL over a real socket: the database
-answers after the client gave up, and the client's retry keeps the customer signed in.
-Also on PostgreSQL: a first use of an access token, marked by the batched lookup
-(store.access_lookups), is seen by a retry at another instance, and sends no notice."""
+answers after the client gave up. Where the company chose a retry window, the client's
+retry gets the pair it never read and the customer stays signed in. Also on PostgreSQL: a
+spent token sent to another instance ends the family at both, and a first use of an
+access token, marked by the batched lookup (store.access_lookups), sends no notice."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 import socket
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import asyncpg
 import httpx
@@ -23,6 +25,8 @@ from frontdesk.store.change_feed import ChangeFeed
 from frontdesk.store.postgres import driver_dsn
 from tests.oauth import flows
 from tests.oauth.conftest import Serve, Served
+from tests.oauth.retry_window import TENANT as RETRYING
+from tests.oauth.retry_window import add_retrying_company
 from tests.support.grant_changes import until
 
 pytestmark = pytest.mark.anyio
@@ -59,8 +63,10 @@ class TokenAnswers:
 
 
 @pytest.fixture
-async def instance(serve: Serve, postgres_url: str) -> Served:
-    return await serve(database_url=postgres_url)
+async def instance(serve: Serve, postgres_url: str, tmp_path: Path) -> Served:
+    served = await serve(database_url=postgres_url)
+    await add_retrying_company(served.app, tmp_path)
+    return served
 
 
 @pytest.fixture
@@ -114,10 +120,10 @@ async def test_an_abandoned_refresh_is_retried_and_the_customer_stays_signed_in(
     instance: Served, served_over_tcp: tuple[str, TokenAnswers], postgres_url: str
 ) -> None:
     """A rotation waits on the token's row lock past the client's timeout, then commits;
-    the client sends the same refresh token again and gets a fresh pair, the pair it never
-    read is refused, and the audit log holds the retry, not a reuse."""
+    the client sends the same refresh token again within its company's window and gets the
+    pair it never read, which works, and the audit log holds the retry, not a reuse."""
     base_url, answers = served_over_tcp
-    tokens = await flows.obtain_tokens(instance.client)
+    tokens = await flows.obtain_tokens(instance.client, RETRYING)
     form = {
         "grant_type": "refresh_token",
         "client_id": tokens.client_id,
@@ -133,7 +139,7 @@ async def test_an_abandoned_refresh_is_retried_and_the_customer_stays_signed_in(
         )
         async with httpx.AsyncClient(base_url=base_url, timeout=CLIENT_TIMEOUT) as client:
             giving_up = asyncio.create_task(
-                client.post(flows.oauth_path("token"), data=form, headers=flows.FORM)
+                client.post(flows.oauth_path("token", RETRYING), data=form, headers=flows.FORM)
             )
             await rotation_waits_on_a_lock(postgres_url)
             with pytest.raises(httpx.ReadTimeout):
@@ -144,31 +150,33 @@ async def test_an_abandoned_refresh_is_retried_and_the_customer_stays_signed_in(
             await answers.answered.wait()
     finally:
         await sql.close()
-    lost = flows.tokens_of(httpx.Response(200, content=answers.bodies[0]), tokens.client_id)
+    lost = flows.tokens_of(
+        httpx.Response(200, content=answers.bodies[0]), tokens.client_id, RETRYING
+    )
 
     async with httpx.AsyncClient(base_url=base_url, timeout=DEADLINE) as client:
-        retried = await client.post(flows.oauth_path("token"), data=form, headers=flows.FORM)
+        retried = await client.post(
+            flows.oauth_path("token", RETRYING), data=form, headers=flows.FORM
+        )
 
-    fresh = flows.tokens_of(retried, tokens.client_id)
-    assert fresh.access != lost.access
-    assert (await flows.whoami(instance.client, lost.access)).status_code == 401
-    assert (await flows.whoami_result(instance.client, fresh.access))["subject"] == (
+    assert flows.tokens_of(retried, tokens.client_id, RETRYING) == lost
+    assert (await flows.whoami_result(instance.client, lost.access, RETRYING))["subject"] == (
         "dev:peter@initech.example"
     )
     events = [
         event.event
-        for event in await AuditLog(instance.app.services.database.engine).list("initech")
+        for event in await AuditLog(instance.app.services.database.engine).list(RETRYING)
     ]
     assert "refresh_retried" in events
     assert "refresh_reuse_detected" not in events
     assert "family_revoked" not in events
 
 
-async def test_a_first_use_at_another_instance_makes_a_retry_reuse(
+async def test_a_spent_token_at_another_instance_ends_the_family_at_both(
     serve: Serve, postgres_url: str
 ) -> None:
-    """The new access token is used at one instance; the old refresh token sent to another
-    is reuse, and the family ends at both."""
+    """The new access token is used, and so kept in memory, at one instance; the old
+    refresh token sent to another is reuse, and the family ends at both."""
     first = await serve(database_url=postgres_url)
     second = await serve(database_url=postgres_url)
     tokens = await flows.obtain_tokens(first.client)

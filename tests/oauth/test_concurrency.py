@@ -1,7 +1,7 @@
 """Single use under concurrency, on SQLite and PostgreSQL (DESIGN: a code or refresh token is
 spent by one conditional UPDATE, so of many concurrent redemptions exactly one wins; a
-refresh that loses decides again, and may then be a retry that supersedes the winner's
-unused pair)."""
+refresh that loses decides again: reuse by the contract's rule, or, where the company chose
+a retry window, a retry answered with the winner's pair)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -17,6 +18,8 @@ from sqlalchemy import select
 from frontdesk.app import Frontdesk
 from frontdesk.store.tables import customers
 from tests.oauth import flows
+from tests.oauth.retry_window import TENANT as RETRYING
+from tests.oauth.retry_window import add_retrying_company
 
 # anyio explicit, so that it keeps the database_url parametrization.
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("database_url")]
@@ -46,24 +49,38 @@ async def test_parallel_redemptions_of_one_code_issue_exactly_one_pair(
     assert (await flows.refresh(client, tokens)).status_code == 400
 
 
-async def test_parallel_refreshes_of_one_token_leave_exactly_one_live_pair(
+async def test_parallel_refreshes_of_one_token_spend_it_once_and_end_the_family(
     client: httpx.AsyncClient,
 ) -> None:
-    """20 refreshes at once: each a new pair or invalid_grant, and of every pair handed out
-    exactly one works. Nobody used a pair in between, so the later ones were retries that
-    superseded the earlier (oauth.refresh), and the family lives on."""
+    """20 refreshes at once, where the company keeps the contract's rule: one 200, the rest
+    invalid_grant, and since the token came back spent, its family ends (SPEC 3.2, RFC 9700
+    4.14.2), the one pair handed out included."""
     tokens = await flows.obtain_tokens(client)
     responses = await asyncio.gather(*(flows.refresh(client, tokens) for _ in range(PARALLEL)))
-    assert set(outcomes(list(responses))) <= {(200, "ok"), (400, "invalid_grant")}
-    issued = [
-        flows.tokens_of(response, tokens.client_id)
-        for response in responses
-        if response.status_code == 200
-    ]
-    assert issued
-    live = [pair for pair in issued if (await flows.whoami(client, pair.access)).status_code == 200]
-    assert len(live) == 1
-    assert (await flows.refresh(client, live[0])).status_code == 200
+    assert outcomes(list(responses)) == Counter(
+        {(200, "ok"): 1, (400, "invalid_grant"): PARALLEL - 1}
+    )
+    winner = next(response for response in responses if response.status_code == 200)
+    issued = flows.tokens_of(winner, tokens.client_id)
+    assert (await flows.whoami(client, issued.access)).status_code == 401
+    assert (await flows.refresh(client, issued)).status_code == 400
+
+
+async def test_parallel_refreshes_within_a_retry_window_all_get_the_one_pair(
+    app: Frontdesk, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """20 refreshes at once where the company chose a retry window: every one 200 with the
+    same pair (the others are retries of the one rotation), which works, and the family
+    lives on."""
+    await add_retrying_company(app, tmp_path)
+    tokens = await flows.obtain_tokens(client, RETRYING)
+    responses = await asyncio.gather(*(flows.refresh(client, tokens) for _ in range(PARALLEL)))
+    assert outcomes(list(responses)) == Counter({(200, "ok"): PARALLEL})
+    issued = {flows.tokens_of(response, tokens.client_id, RETRYING) for response in responses}
+    assert len(issued) == 1
+    (pair,) = issued
+    assert (await flows.whoami(client, pair.access, RETRYING)).status_code == 200
+    assert (await flows.refresh(client, pair)).status_code == 200
 
 
 async def test_parallel_sign_ins_of_one_new_customer_record_them_once(

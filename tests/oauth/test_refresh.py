@@ -1,7 +1,7 @@
 """The refresh-token grant: single use, rotation, and reuse detection (SPEC 3.2, 8;
-DESIGN: a used refresh token revokes its family, RFC 9700 4.14). A spent token sent again
-while the pair it produced is unused is a retry (tests/oauth/test_refresh_retries.py): here
-the new pair is used first, so a second use is reuse."""
+DESIGN: a used refresh token revokes its family, RFC 9700 4.14). A company may choose a
+retry window instead (tests/oauth/test_refresh_retries.py); the test companies here keep
+the contract's rule."""
 
 from __future__ import annotations
 

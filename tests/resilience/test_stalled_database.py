@@ -15,6 +15,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -40,6 +41,8 @@ from tests.oauth.flows import (
     whoami,
     whoami_result,
 )
+from tests.oauth.retry_window import TENANT as RETRYING
+from tests.oauth.retry_window import add_retrying_company
 from tests.support.stall_proxy import StallProxy
 
 # The longest a request may wait on a stalled database with the default bounds: queueing
@@ -98,19 +101,21 @@ def warning_lines(captured: str, event: str) -> list[dict[str, Any]]:
 
 @pytest.mark.postgres
 async def test_a_stalled_postgres_is_answered_503_within_seconds_and_recovers(
-    through_proxy: Stalled,
+    through_proxy: Stalled, tmp_path: Path
 ) -> None:
     """Signed-in and guest MCP calls, a refresh and an authorization request each get a
     503 with Retry-After within a few seconds; /readyz answers 503 within its bound; once
     the stall ends the same calls succeed, with no restart."""
     client = through_proxy.client
-    tokens = await obtain_tokens(client)
+    # A company with a retry window: the refresh sent during the stall may still commit.
+    await add_retrying_company(through_proxy.app, tmp_path)
+    tokens = await obtain_tokens(client, RETRYING)
     client_id = await register(client)
-    assert (await whoami(client, tokens.access)).status_code == 200
+    assert (await whoami(client, tokens.access, RETRYING)).status_code == 200
 
     through_proxy.proxy.stall()
     (signed_in, signed_in_took), (guest, guest_took), (token, token_took) = await asyncio.gather(
-        timed(whoami(client, tokens.access)),
+        timed(whoami(client, tokens.access, RETRYING)),
         timed(mcp(client, rpc("tools/list"), GUEST_TENANT)),
         timed(refresh(client, tokens)),
     )
@@ -137,13 +142,14 @@ async def test_a_stalled_postgres_is_answered_503_within_seconds_and_recovers(
 
     # The connections cut off during the stall are opened again as they are needed.
     with anyio.fail_after(RECOVERY_DEADLINE):
-        recovered = await whoami(client, tokens.access)
+        recovered = await whoami(client, tokens.access, RETRYING)
         while recovered.status_code != 200:
             await anyio.sleep(0.05)
-            recovered = await whoami(client, tokens.access)
-    assert (await whoami_result(client, tokens.access))["email"] == "peter@initech.example"
+            recovered = await whoami(client, tokens.access, RETRYING)
+    signed_in_again = await whoami_result(client, tokens.access, RETRYING)
+    assert signed_in_again["email"] == "peter@initech.example"
     # The refresh sent during the stall may have reached the server once it ended; the
-    # same refresh token is then honoured again within the retry window.
+    # same refresh token then gets that pair again within the company's retry window.
     assert (await refresh(client, tokens)).status_code == 200
     assert (await mcp(client, rpc("tools/list"), GUEST_TENANT)).status_code == 200
     assert (await client.get("/readyz")).status_code == 200

@@ -14,11 +14,13 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
 from frontdesk.companies.definition import SigninSetup
+from frontdesk.config import DEV_DATA_KEY
 from frontdesk.oauth.credentials import Kind, digest, mint
 from frontdesk.oauth.errors import InvalidGrant
 from frontdesk.oauth.forms import RefreshTokenRequest
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.storage import GrantStorage
+from frontdesk.secret_box import SecretBox
 from frontdesk.store.database import MIGRATIONS, Database
 from frontdesk.store.grants import GrantRepository
 from frontdesk.store.tables import (
@@ -36,7 +38,8 @@ pytestmark = pytest.mark.anyio
 
 TENANT = "initech"
 CLIENT = "fdc_registered_before_0005"
-SETUP = SigninSetup.model_validate({"login": {"type": "dev"}})
+RETRYING_SETUP = SigninSetup.model_validate({"login": {"type": "dev"}, "refresh_retry_seconds": 30})
+BOX = SecretBox([DEV_DATA_KEY])
 # A Client ID Metadata Document's URL, as long as a client id may be.
 URL_CLIENT = "https://client.example/" + "m" * (CLIENT_ID_LENGTH - len("https://client.example/"))
 
@@ -194,35 +197,37 @@ async def client_ids_in(database: Database, table: Table) -> list[str]:
 
 
 async def test_grants_issued_before_0005_keep_working(old_database: Database) -> None:
-    """A pair issued at 0004: after the migration its access token is accepted and its
-    refresh token rotates, and the new pair can then be retried."""
+    """A pair issued at 0004: after the migrations its access token is accepted and its
+    refresh token rotates, and where the company chose a retry window, a retry gets the
+    new pair again."""
     access, refresh = await issue_as_0004_did(old_database, spent=False)
 
     await old_database.migrate()
 
-    grants = Grants(storage_of(old_database), 60)
+    grants = Grants(storage_of(old_database), BOX)
     assert await grants.bearer(TENANT, access) is not None
     request = RefreshTokenRequest(grant_type="refresh_token", refresh_token=refresh)
-    rotated = await grants.refresh(TENANT, CLIENT, SETUP, request)
-    retried = await grants.refresh(TENANT, CLIENT, SETUP, request)
-    assert rotated["access_token"] != retried["access_token"]
-    assert await grants.bearer(TENANT, rotated["access_token"]) is None
+    rotated = await grants.refresh(TENANT, CLIENT, RETRYING_SETUP, request)
+    retried = await grants.refresh(TENANT, CLIENT, RETRYING_SETUP, request)
+    assert retried["access_token"] == rotated["access_token"]
+    assert retried["refresh_token"] == rotated["refresh_token"]
     assert await grants.bearer(TENANT, retried["access_token"]) is not None
 
 
 async def test_a_token_spent_before_0005_is_reuse(old_database: Database) -> None:
-    """A token spent at 0004 has no record of the pair it produced, so whether that pair
-    was used cannot be told: presented again, it ends the family as before."""
+    """A token spent at 0004 has no record of the pair it produced, and no pair kept:
+    presented again, it ends the family as before, even where the company chose a retry
+    window."""
     access, refresh = await issue_as_0004_did(old_database, spent=True)
 
     await old_database.migrate()
 
-    grants = Grants(storage_of(old_database), 60)
+    grants = Grants(storage_of(old_database), BOX)
     with pytest.raises(InvalidGrant):
         await grants.refresh(
             TENANT,
             CLIENT,
-            SETUP,
+            RETRYING_SETUP,
             RefreshTokenRequest(grant_type="refresh_token", refresh_token=refresh),
         )
     async with old_database.engine.connect() as connection:
@@ -250,7 +255,7 @@ async def test_a_first_use_is_recorded_after_0005(old_database: Database) -> Non
     access, _refresh = await issue_as_0004_did(old_database, spent=False)
     await old_database.migrate()
 
-    assert await Grants(storage_of(old_database), 60).bearer(TENANT, access) is not None
+    assert await Grants(storage_of(old_database), BOX).bearer(TENANT, access) is not None
 
     async with old_database.engine.connect() as connection:
         used_at = (

@@ -1,11 +1,13 @@
 """Retention (store.retention): what is past its time goes, in bounded batches, and what
-sign-in still reads stays: a refresh retry within its window and reuse detection work after
-a purge. On SQLite and PostgreSQL."""
+sign-in still reads stays: a company's refresh retry within its window and reuse detection
+work after a purge, and a pair kept for the window goes once it is over. On SQLite and
+PostgreSQL."""
 
 from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -25,6 +27,8 @@ from frontdesk.store.tables import (
     token_families,
 )
 from tests.oauth import flows
+from tests.oauth.retry_window import TENANT as RETRYING
+from tests.oauth.retry_window import WINDOW_SECONDS, add_retrying_company
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("database_url")]
 
@@ -47,6 +51,13 @@ async def rows(app: Frontdesk) -> dict[str, int]:
             query = select(func.count()).select_from(table)
             counts[kind] = int((await connection.execute(query)).scalar_one())
     return counts
+
+
+async def kept_pairs(app: Frontdesk) -> int:
+    """How many refresh tokens keep a sealed successor pair."""
+    query = select(func.count()).where(refresh_tokens.c.successor_sealed.is_not(None))
+    async with app.services.database.engine.connect() as connection:
+        return int((await connection.execute(query)).scalar_one())
 
 
 async def purge_at(app: Frontdesk, moment: datetime, **policy: int) -> PurgeReport:
@@ -149,19 +160,39 @@ async def test_zero_days_keeps_clients_and_audit_events_forever(
 
 
 async def test_a_refresh_retry_within_its_window_works_after_a_purge(
-    app: Frontdesk, client: httpx.AsyncClient
+    app: Frontdesk, client: httpx.AsyncClient, tmp_path: Path
 ) -> None:
-    """The spent token and the unused pair its rotation produced stay, so the client that
-    lost the answer still gets a fresh pair."""
-    tokens = await flows.obtain_tokens(client)
-    await flows.refresh(client, tokens)  # The answer the client never read.
+    """Where the company chose a retry window, the spent token and the pair kept for it
+    stay within the window, so the client that lost the answer still gets that pair."""
+    await add_retrying_company(app, tmp_path)
+    tokens = await flows.obtain_tokens(client, RETRYING)
+    lost = await flows.refresh(client, tokens)  # The answer the client never read.
 
-    await purge_at(app, later(seconds=30))
+    await purge_at(app, later(seconds=WINDOW_SECONDS / 2))
 
     retried = await flows.refresh(client, tokens)
     assert retried.status_code == 200, retried.text
-    fresh = flows.tokens_of(retried, tokens.client_id)
-    assert (await flows.whoami(client, fresh.access)).status_code == 200
+    assert retried.json()["access_token"] == lost.json()["access_token"]
+    pair = flows.tokens_of(retried, tokens.client_id, RETRYING)
+    assert (await flows.whoami(client, pair.access, RETRYING)).status_code == 200
+
+
+async def test_a_kept_pair_is_cleared_once_the_window_has_passed(
+    app: Frontdesk, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """The pair sealed for the window goes from the row when the window is over; the spent
+    token stays, for reuse detection."""
+    await add_retrying_company(app, tmp_path)
+    tokens = await flows.obtain_tokens(client, RETRYING)
+    await flows.refresh(client, tokens)
+    assert await kept_pairs(app) == 1
+    before = await rows(app)
+
+    await purge_at(app, later(seconds=WINDOW_SECONDS + 1))
+
+    assert await kept_pairs(app) == 0
+    assert (await rows(app))["refresh_tokens"] == before["refresh_tokens"]
+    assert (await flows.refresh(client, tokens)).status_code == 400
 
 
 async def test_reuse_of_a_spent_refresh_token_is_detected_after_a_purge(

@@ -9,6 +9,7 @@ oauth.storage's Protocol) only executes what is decided here.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -16,13 +17,15 @@ from frontdesk import metrics, scopes
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.domain import Customer
 from frontdesk.grant_records import CodeRecord, NewTokens, RefreshState
-from frontdesk.oauth import pkce
+from frontdesk.oauth import kept_pairs, pkce
 from frontdesk.oauth.credentials import Kind, digest, looks_like, mint
 from frontdesk.oauth.errors import InvalidGrant
 from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.forms import AuthorizationCodeRequest, RefreshTokenRequest
+from frontdesk.oauth.kept_pairs import KeptPair
 from frontdesk.oauth.refresh import REFUSED, Refuse, Retry, Reuse, Rotate, decide
 from frontdesk.oauth.storage import GrantStorage
+from frontdesk.secret_box import SecretBox
 
 CODE_TTL = timedelta(minutes=5)
 # Decisions one refresh may make: each after the last lost a compare-and-set to a
@@ -40,10 +43,10 @@ class Bearer(NamedTuple):
 class Grants:
     SCOPE_TEXTS_KEPT = 256
 
-    def __init__(self, repository: GrantStorage, refresh_retry_seconds: float) -> None:
+    def __init__(self, repository: GrantStorage, box: SecretBox) -> None:
         self._repository = repository
-        # How long after a rotation an unused pair may be superseded (oauth.refresh).
-        self._refresh_retry = timedelta(seconds=refresh_retry_seconds)
+        # Seals the pair a rotation keeps for a company's retry window (oauth.kept_pairs).
+        self._box = box
         self._granted_scopes: dict[str, frozenset[str]] = {}
 
     async def issue_code(self, flow: Flow, customer_id: int) -> str:
@@ -101,11 +104,16 @@ class Grants:
         requested = scopes.offered(request.scope)
         now = datetime.now(UTC)
         token_hash = digest(token)
+        retry_window = timedelta(seconds=setup.refresh_retry_seconds)
         tokens, response = _new_pair(setup, now)
         repository = self._repository
         for _ in range(REFRESH_DECISIONS):
             state = await repository.find_refresh(tenant_key, token_hash)
-            decision = decide(state, client_id, requested, now, self._refresh_retry)
+            kept = None
+            # Opened only where the company has a window: elsewhere it cannot matter.
+            if retry_window and state is not None and state.kept_successor is not None:
+                kept = kept_pairs.open_kept(self._box, tenant_key, token_hash, state.kept_successor)
+            decision = decide(state, client_id, requested, now, retry_window, kept)
             match decision:
                 case Refuse(error):
                     raise error
@@ -114,15 +122,18 @@ class Grants:
                     metrics.refresh_token_reused(tenant_key)
                     raise InvalidGrant(REFUSED)
                 case Rotate(state=spendable):
+                    sealed = None
+                    if retry_window > timedelta(0):
+                        sealed = kept_pairs.seal(
+                            self._box, tenant_key, token_hash, _kept(tokens, response)
+                        )
                     if await repository.rotate_refresh(
-                        tenant_key, token_hash, spendable, tokens, now
+                        tenant_key, token_hash, spendable, tokens, sealed, now
                     ):
                         return _granted_in(response, spendable)
-                case Retry(state=spent, superseded=unused):
-                    if await repository.retry_refresh(
-                        tenant_key, token_hash, spent, unused, tokens, now
-                    ):
-                        return _granted_in(response, spent)
+                case Retry(state=spent, pair=pair):
+                    if await repository.retry_refresh(tenant_key, token_hash, spent, now):
+                        return _granted_in(_answered_again(pair, now), spent)
         # Presented again and again while this request decided: others got their pairs.
         raise InvalidGrant(REFUSED)
 
@@ -163,6 +174,22 @@ def _granted_in(response: dict[str, Any], state: RefreshState) -> dict[str, Any]
     # A refresh keeps the family's scope; a narrower one asked for is ignored.
     response["scope"] = state.scope or scopes.ALL
     return response
+
+
+def _kept(tokens: NewTokens, response: dict[str, Any]) -> KeptPair:
+    return KeptPair(response["access_token"], response["refresh_token"], tokens.access_expires_at)
+
+
+def _answered_again(pair: KeptPair, now: datetime) -> dict[str, Any]:
+    """The token response a rotation gave, again; ``expires_in`` counts what is left of the
+    access token's lifetime (RFC 6749 5.1), at least 1."""
+    remaining = math.ceil((pair.access_expires_at - now).total_seconds())
+    return {
+        "access_token": pair.access_token,
+        "token_type": "Bearer",
+        "expires_in": max(1, remaining),
+        "refresh_token": pair.refresh_token,
+    }
 
 
 def _new_pair(setup: SigninSetup, now: datetime) -> tuple[NewTokens, dict[str, Any]]:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable
 from datetime import datetime
 from typing import Protocol
 
-from frontdesk.grant_records import AccessRecord, CodeRecord, IssuedPair, NewTokens, RefreshState
+from frontdesk.grant_records import AccessRecord, CodeRecord, NewTokens, RefreshState
 
 
 class GrantStorage(Protocol):
@@ -52,24 +52,20 @@ class GrantStorage(Protocol):
         token_hash: str,
         state: RefreshState,
         tokens: NewTokens,
+        kept_successor: str | None,
         now: datetime,
     ) -> bool:
         """Spend the token, if it is still unspent and its family live, and issue ``tokens``
-        as the pair it produced; False when it no longer is."""
+        as the pair it produced, keeping ``kept_successor`` (that pair sealed, for the
+        company's retry window) on the spent token; False when it no longer is."""
         ...
 
     async def retry_refresh(
-        self,
-        tenant_key: str,
-        token_hash: str,
-        state: RefreshState,
-        superseded: IssuedPair,
-        tokens: NewTokens,
-        now: datetime,
+        self, tenant_key: str, token_hash: str, state: RefreshState, now: datetime
     ) -> bool:
-        """In one transaction: revoke the ``superseded`` pair, if it is still the token's
-        latest and still unused (its refresh token is spent, so that presenting it later
-        reads as reuse), and issue ``tokens`` in its place; False when anything differs."""
+        """Record that the pair the token's rotation produced is answered again, if that
+        pair is still the one ``state`` read, its refresh token unspent and the family live;
+        False when anything differs. Nothing is issued."""
         ...
 
     async def revoke_family(self, family_id: int, now: datetime, reason: str) -> None: ...
@@ -79,7 +75,7 @@ class GrantStorage(Protocol):
     def find_access(self, tenant_key: str, token_hash: str) -> Awaitable[AccessRecord | None]:
         """The grant behind a live access token of this company: unexpired, unrevoked,
         family unrevoked. The first time a token is found it is marked used, durably,
-        before this answers, so that a refresh retry can tell a pair nobody has used."""
+        before this answers (the account page's "last used")."""
         ...
 
     # Revocation (RFC 7009) -------------------------------------------------------------

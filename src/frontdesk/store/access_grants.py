@@ -62,8 +62,8 @@ class AccessGrants:
         return AccessRecord(*row[:7])
 
     async def _mark_used(self, token_hash: str, now: datetime) -> bool:
-        """Record a token's first use; False when it was revoked since it was read (a
-        refresh retry superseded it, and it must not be used after all)."""
+        """Record a token's first use; False when it was revoked since it was read (it
+        must not be used after all)."""
         async with self._engine.begin() as connection:
             marked = await connection.execute(
                 update(access_tokens)

@@ -33,11 +33,9 @@ from frontdesk.store.postgres import AsyncpgPool, DatabaseUnavailable
 # by the caller, so one statement serves lookups from several companies.
 #
 # A token found for the first time is marked used in the same statement, which commits
-# before it answers: a refresh retry may supersede only a pair nobody has used
-# (oauth.refresh). The mark waits for a concurrent retry's row lock and rechecks the
-# revocation: a token a retry revoked meanwhile is not answered (the retry, for its part,
-# fails when the mark came first, and the refresh reads as reuse). A token already marked
-# costs the mark nothing, and only tokens not kept in memory get here.
+# before it answers: a client's "last used" on the account page counts from it. The mark
+# rechecks the revocation: a token revoked meanwhile is not answered. A token already
+# marked costs the mark nothing, and only tokens not kept in memory get here.
 FIND_LIVE_ACCESS_TOKENS = """
 WITH live AS (
     SELECT a.token_hash, f.tenant_key, a.expires_at, f.id, f.customer_id,

@@ -20,8 +20,8 @@ class Event(StrEnum):
     CLIENT_REGISTERED = "client_registered"
     TOKENS_ISSUED = "tokens_issued"
     CODE_REPLAYED = "code_replayed"
-    # A spent refresh token came back while the pair it produced was unused (oauth.refresh):
-    # that pair was revoked and a new one issued.
+    # A spent refresh token came back within its company's retry window (oauth.refresh):
+    # the pair its rotation produced was answered again.
     REFRESH_RETRIED = "refresh_retried"
     REFRESH_REUSE_DETECTED = "refresh_reuse_detected"
     FAMILY_REVOKED = "family_revoked"

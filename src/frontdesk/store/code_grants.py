@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from frontdesk.grant_records import CodeRecord, NewTokens
 from frontdesk.store import audit, consents
 from frontdesk.store.audit import Event
-from frontdesk.store.families import insert_pair
+from frontdesk.store.families import forget_kept_successors, insert_pair
 from frontdesk.store.moments import as_utc
 from frontdesk.store.tables import authorization_codes, token_families
 
@@ -133,6 +133,7 @@ class CodeGrants:
                 )
             )
             for family_id, client_id, customer_id in revoked.all():
+                await forget_kept_successors(connection, family_id)
                 # The code reached someone else (RFC 6749 section 4.1.2): the customer is
                 # asked again at their next sign-in, as after a refresh token's reuse
                 # (store.families.revoke_family_in).

@@ -13,7 +13,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from frontdesk.grant_records import NewTokens
 from frontdesk.store import audit, consents
 from frontdesk.store.audit import Event
-from frontdesk.store.tables import access_tokens, refresh_tokens, token_families
+from frontdesk.store.tables import (
+    KEPT_SUCCESSOR,
+    access_tokens,
+    refresh_tokens,
+    token_families,
+)
 
 
 async def insert_pair(
@@ -38,6 +43,15 @@ async def insert_pair(
     )
 
 
+async def forget_kept_successors(connection: AsyncConnection, family_id: int) -> None:
+    """A revoked family's refresh retries are over: the pairs kept sealed for them go."""
+    await connection.execute(
+        update(refresh_tokens)
+        .where(refresh_tokens.c.family_id == family_id, KEPT_SUCCESSOR)
+        .values(successor_sealed=None)
+    )
+
+
 def family_live(family_id: int) -> ColumnElement[bool]:
     return (
         select(token_families.c.id)
@@ -58,6 +72,7 @@ async def revoke_family_in(
         )
     )
     for tenant_key, client_id, customer_id in revoked.all():
+        await forget_kept_successors(connection, family_id)
         if reason == "refresh_token_reuse":
             # One of the family's tokens reached someone else (RFC 9700 section 4.14.2): the
             # customer's remembered consent goes with it, so the next sign-in shows the

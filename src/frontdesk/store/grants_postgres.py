@@ -3,7 +3,7 @@ every signed-in call (kept in memory and batched, store.access_lookups), and the
 statements of a refresh grant.
 
 The same state and the same atomicity as ``GrantRepository``, whose SQLAlchemy versions
-serve SQLite and every rarer statement (a refresh retry among them); here each is one SQL
+serve SQLite and every rarer statement (a company's refresh retry among them); here each is one SQL
 text run on asyncpg (store.postgres says why). A refresh grant reads the token's state,
 oauth.refresh decides, and a rotation is one statement: spending the token on the
 condition that it is still unspent and its family live (the state the decision read),
@@ -26,24 +26,23 @@ from frontdesk.store.change_feed import ChangeFeed
 from frontdesk.store.grants import GrantRepository
 from frontdesk.store.postgres import AsyncpgPool
 
-# The token, its family, and the pair its latest rotation produced (when there is one).
+# The token, its family, and the refresh token its rotation produced (when there is one).
 FIND_REFRESH = """
 SELECT r.family_id, f.client_id, f.scope, r.expires_at, r.used_at, f.revoked_at IS NOT NULL,
-       r.successor_hash, n.used_at IS NOT NULL, n.access_hash,
-       a.used_at IS NOT NULL, a.revoked_at IS NOT NULL
+       r.successor_hash, n.used_at IS NOT NULL, r.successor_sealed
 FROM refresh_tokens r
 JOIN token_families f ON f.id = r.family_id
 LEFT JOIN refresh_tokens n ON n.token_hash = r.successor_hash
-LEFT JOIN access_tokens a ON a.token_hash = n.access_hash
 WHERE r.token_hash = $1 AND f.tenant_key = $2
 """
 
 # $1 token hash, $2 tenant, $3 now, $4/$5 access hash/expiry, $6/$7 refresh hash/expiry,
-# $8 family, $9 client, $10 audit event, $11 its detail. The conditions are only the state
+# $8 family, $9 client, $10 audit event, $11 its detail, $12 the pair kept sealed for the
+# company's retry window (or NULL). The conditions are only the state
 # the decision read (unspent, family live); the UPDATE's row lock lets one spend win.
 ROTATE_REFRESH = """
 WITH spent AS (
-    UPDATE refresh_tokens r SET used_at = $3, successor_hash = $6
+    UPDATE refresh_tokens r SET used_at = $3, successor_hash = $6, successor_sealed = $12
     WHERE r.token_hash = $1 AND r.used_at IS NULL
       AND EXISTS (SELECT FROM token_families f WHERE f.id = $8 AND f.revoked_at IS NULL)
     RETURNING r.family_id
@@ -77,10 +76,7 @@ class PostgresGrantRepository(GrantRepository):
         return self._access.find(token_hash, tenant_key)
 
     # A revocation made here takes effect here before it is answered: the tokens it ended
-    # may be kept in memory (store.access_lookups) until the feed delivers its notice. A
-    # refresh retry needs no wait: the access token it revokes was never found (it is
-    # revoked only while unmarked, and a token is marked before it can be kept), so no
-    # instance keeps it; its notice still goes out, from migration 0004's trigger.
+    # may be kept in memory (store.access_lookups) until the feed delivers its notice.
 
     async def revoke_code_grants(self, tenant_key: str, code_hash: str, now: datetime) -> None:
         await super().revoke_code_grants(tenant_key, code_hash, now)
@@ -102,11 +98,19 @@ class PostgresGrantRepository(GrantRepository):
         if row is None:
             return None
         family_id, client_id, scope, expires_at, rotated_at, family_revoked = row[:6]
+        successor_hash, successor_spent, kept_successor = row[6:]
         successor = None
-        if row[6] is not None:
-            successor = IssuedPair(*row[6:])
+        if successor_hash is not None:
+            successor = IssuedPair(successor_hash, successor_spent)
         return RefreshState(
-            family_id, client_id, scope, expires_at, rotated_at, family_revoked, successor
+            family_id,
+            client_id,
+            scope,
+            expires_at,
+            rotated_at,
+            family_revoked,
+            successor,
+            kept_successor,
         )
 
     async def rotate_refresh(
@@ -115,6 +119,7 @@ class PostgresGrantRepository(GrantRepository):
         token_hash: str,
         state: RefreshState,
         tokens: NewTokens,
+        kept_successor: str | None,
         now: datetime,
     ) -> bool:
         async with self._pool.connection() as connection:
@@ -131,5 +136,6 @@ class PostgresGrantRepository(GrantRepository):
                 state.client_id,
                 Event.TOKENS_ISSUED.value,
                 ROTATION_DETAIL,
+                kept_successor,
             )
         return spent == 1

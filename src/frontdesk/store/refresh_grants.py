@@ -1,6 +1,6 @@
 """Refresh tokens (RFC 6749 6): the state a refresh decision reads (oauth.refresh), the
-rotation that spends a token for the next pair, the retry that supersedes a pair nobody
-used, and the end of a family.
+rotation that spends a token for the next pair, the retry that answers that pair again
+where the company allows it, and the end of a family.
 
 Each step is a compare-and-set on the state the decision was made from, in one transaction
 with the pair it writes and the audit event it records.
@@ -10,24 +10,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Update, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import DateTime, insert, literal, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.grant_records import IssuedPair, NewTokens, RefreshState
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
 from frontdesk.store.families import family_live, insert_pair, revoke_family_in
 from frontdesk.store.moments import as_utc
-from frontdesk.store.tables import access_tokens, refresh_tokens, token_families
+from frontdesk.store.tables import JsonDocument, audit_events, refresh_tokens, token_families
 
-# The pair a spent refresh token produced: its successor refresh token and, through it, the
-# access token issued beside that one.
+# The refresh token a spent one's rotation produced.
 _successor = refresh_tokens.alias("successor")
-_successor_access = access_tokens.alias("successor_access")
-
-
-class _Superseded(Exception):
-    """A retry's compare-and-set found other state than its decision read: roll back."""
 
 
 class RefreshGrants:
@@ -49,15 +43,11 @@ class RefreshGrants:
                 family.revoked_at,
                 token.successor_hash,
                 _successor.c.used_at,
-                _successor.c.access_hash,
-                _successor_access.c.used_at,
-                _successor_access.c.revoked_at,
+                token.successor_sealed,
             )
             .select_from(
-                refresh_tokens.join(token_families, family.id == token.family_id)
-                .outerjoin(_successor, _successor.c.token_hash == token.successor_hash)
-                .outerjoin(
-                    _successor_access, _successor_access.c.token_hash == _successor.c.access_hash
+                refresh_tokens.join(token_families, family.id == token.family_id).outerjoin(
+                    _successor, _successor.c.token_hash == token.successor_hash
                 )
             )
             .where(token.token_hash == token_hash, family.tenant_key == tenant_key)
@@ -75,19 +65,11 @@ class RefreshGrants:
             revoked_at,
             successor_hash,
             successor_used_at,
-            successor_access_hash,
-            access_used_at,
-            access_revoked_at,
+            successor_sealed,
         ) = row
         successor = None
         if successor_hash is not None:
-            successor = IssuedPair(
-                successor_hash,
-                successor_used_at is not None,
-                successor_access_hash,
-                access_used_at is not None,
-                access_revoked_at is not None,
-            )
+            successor = IssuedPair(successor_hash, successor_used_at is not None)
         return RefreshState(
             family_id,
             client_id,
@@ -96,6 +78,7 @@ class RefreshGrants:
             None if used_at is None else as_utc(used_at),
             revoked_at is not None,
             successor,
+            successor_sealed,
         )
 
     async def rotate_refresh(
@@ -104,6 +87,7 @@ class RefreshGrants:
         token_hash: str,
         state: RefreshState,
         tokens: NewTokens,
+        kept_successor: str | None,
         now: datetime,
     ) -> bool:
         async with self._engine.begin() as connection:
@@ -114,7 +98,11 @@ class RefreshGrants:
                     refresh_tokens.c.used_at.is_(None),
                     family_live(state.family_id),
                 )
-                .values(used_at=now, successor_hash=tokens.refresh_hash)
+                .values(
+                    used_at=now,
+                    successor_hash=tokens.refresh_hash,
+                    successor_sealed=kept_successor,
+                )
             )
             if spent.rowcount != 1:
                 return False
@@ -131,67 +119,50 @@ class RefreshGrants:
         return True
 
     async def retry_refresh(
-        self,
-        tenant_key: str,
-        token_hash: str,
-        state: RefreshState,
-        superseded: IssuedPair,
-        tokens: NewTokens,
-        now: datetime,
+        self, tenant_key: str, token_hash: str, state: RefreshState, now: datetime
     ) -> bool:
-        # The presented token's row is taken first, as a rotation takes it; every other
-        # writer of these rows (a rotation of the superseded refresh token, a first use of
-        # its access token) takes one of them only, so no cycle of waits can form.
-        try:
-            async with self._engine.begin() as connection:
-                await _exactly_one(
-                    connection,
-                    update(refresh_tokens)
-                    .where(
-                        refresh_tokens.c.token_hash == token_hash,
-                        refresh_tokens.c.successor_hash == superseded.refresh_hash,
-                        family_live(state.family_id),
-                    )
-                    .values(successor_hash=tokens.refresh_hash),
-                )
-                # Spent with no successor: presented later, it reads as reuse.
-                await _exactly_one(
-                    connection,
-                    update(refresh_tokens)
-                    .where(
-                        refresh_tokens.c.token_hash == superseded.refresh_hash,
-                        refresh_tokens.c.used_at.is_(None),
-                    )
-                    .values(used_at=now),
-                )
-                await _exactly_one(
-                    connection,
-                    update(access_tokens)
-                    .where(
-                        access_tokens.c.token_hash == superseded.access_hash,
-                        access_tokens.c.used_at.is_(None),
-                        access_tokens.c.revoked_at.is_(None),
-                    )
-                    .values(revoked_at=now),
-                )
-                await insert_pair(connection, state.family_id, tokens, now)
-                await audit.record(
-                    connection,
-                    tenant_key,
-                    Event.REFRESH_RETRIED,
-                    now,
-                    client_id=state.client_id,
-                    family_id=state.family_id,
-                )
-        except _Superseded:
+        if state.successor is None:
             return False
-        return True
+        token, successor = refresh_tokens.c, _successor.c
+        # The pair as the decision read it: still the token's successor, its refresh token
+        # unspent, the family live. The retry's audit event is written on that condition, in
+        # one statement, so the retry is answered only if it held when the event committed.
+        still_as_read = (
+            select(
+                literal(tenant_key),
+                literal(now, DateTime(timezone=True)),
+                literal(Event.REFRESH_RETRIED.value),
+                literal(state.client_id),
+                literal(state.family_id),
+                literal({}, JsonDocument),
+            )
+            .select_from(
+                refresh_tokens.join(_successor, successor.token_hash == token.successor_hash)
+            )
+            .where(
+                token.token_hash == token_hash,
+                token.successor_hash == state.successor.refresh_hash,
+                successor.used_at.is_(None),
+                family_live(state.family_id),
+            )
+        )
+        recorded = audit_events.c
+        async with self._engine.begin() as connection:
+            written = await connection.execute(
+                insert(audit_events).from_select(
+                    [
+                        recorded.tenant_key,
+                        recorded.occurred_at,
+                        recorded.event,
+                        recorded.client_id,
+                        recorded.family_id,
+                        recorded.detail,
+                    ],
+                    still_as_read,
+                )
+            )
+        return written.rowcount == 1
 
     async def revoke_family(self, family_id: int, now: datetime, reason: str) -> None:
         async with self._engine.begin() as connection:
             await revoke_family_in(connection, family_id, now, reason)
-
-
-async def _exactly_one(connection: AsyncConnection, statement: Update) -> None:
-    if (await connection.execute(statement)).rowcount != 1:
-        raise _Superseded

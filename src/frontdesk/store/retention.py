@@ -6,9 +6,11 @@ Each kind of row goes once nothing can read it any more (docs/design.md, "Retent
   flow, ``GRACE`` after its own expiry. Past it, presenting one is refused exactly as when
   it had merely expired (``invalid_grant``, 401); the grace covers clocks that disagree
   between instances and a decision read just before the purge. A spent refresh token is
-  kept its whole lifetime, so reuse detection (RFC 9700 4.14.2) and the refresh retry
-  (oauth.refresh, at most 10 minutes from a rotation) read it for as long as it could ever
-  have been spent.
+  kept its whole lifetime, so reuse detection (RFC 9700 4.14.2) reads it for as long as it
+  could ever have been spent.
+- The successor pair a rotation kept sealed for a company's refresh retry window
+  (oauth.kept_pairs) is cleared from its row once the longest window has passed: the row
+  stays, the pair in it goes. Not a deletion, so not counted in a report.
 - Every token of a family revoked more than ``GRACE`` ago: a revoked family's tokens are
   refused whatever they are, and an unknown token is refused the same way.
 - A family, once its tokens are gone and it is revoked or every token it had has expired.
@@ -49,7 +51,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from frontdesk.grant_records import REFRESH_RETRY_MAX_SECONDS
 from frontdesk.store.tables import (
+    KEPT_SUCCESSOR,
     access_tokens,
     audit_events,
     authorization_codes,
@@ -60,8 +64,10 @@ from frontdesk.store.tables import (
 )
 
 # How long past its expiry (or its family's revocation) a row is kept: well above any clock
-# skew between instances and the longest refresh retry window (600 s).
+# skew between instances.
 GRACE = timedelta(hours=1)
+# Past this since its rotation, no company's retry reads a kept pair (oauth.refresh).
+RETRY_WINDOW_MAX = timedelta(seconds=REFRESH_RETRY_MAX_SECONDS)
 BATCH_SIZE = 1000
 
 # The kinds a purge reports, in this order.
@@ -226,6 +232,7 @@ def _steps(
     for kind, table in (("access_tokens", access_tokens), ("refresh_tokens", refresh_tokens)):
         steps += [(kind, batch(table, rule)) for rule in _token_rules(table, cutoff)]
     steps += [(None, _mark_granted(limit, postgres))]
+    steps += [(None, _forget_kept_successors(now - RETRY_WINDOW_MAX, limit, postgres))]
     family = token_families.c
     client = oauth_clients.c
     unmarked_client = exists().where(
@@ -264,3 +271,18 @@ def _mark_granted(limit: int, postgres: bool) -> Update:
         .scalar_subquery()
     )
     return update(oauth_clients).where(client.client_id.in_(chosen)).values(granted_at=first)
+
+
+def _forget_kept_successors(cutoff: datetime, limit: int, postgres: bool) -> Update:
+    """Clear the pairs kept sealed on refresh tokens spent before ``cutoff``: a range of the
+    partial index that holds only rows keeping one."""
+    token = refresh_tokens.c
+    chosen = (
+        select(token.token_hash)
+        .where(KEPT_SUCCESSOR, token.used_at < cutoff)
+        .limit(limit)
+        .correlate(None)
+    )
+    if postgres:
+        chosen = chosen.with_for_update(skip_locked=True)
+    return update(refresh_tokens).where(token.token_hash.in_(chosen)).values(successor_sealed=None)

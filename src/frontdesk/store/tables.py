@@ -162,8 +162,7 @@ access_tokens = Table(
     Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
     Column("revoked_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    # When the token was first presented at the MCP endpoint: a pair nobody has used may be
-    # superseded by a refresh retry (oauth.refresh).
+    # When the token was first presented at the MCP endpoint (a client's "last used").
     Column("used_at", DateTime(timezone=True), nullable=True),
 )
 
@@ -173,14 +172,22 @@ refresh_tokens = Table(
     Column("token_hash", String(64), primary_key=True),
     Column("family_id", Integer, ForeignKey("token_families.id"), nullable=False, index=True),
     Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
-    # When the token was first spent; a retry leaves it, so the retry window does not slide.
+    # When the token was spent: the retry window is counted from it.
     Column("used_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    # The refresh token of the pair its latest rotation or retry produced.
+    # The refresh token of the pair its rotation produced.
     Column("successor_hash", String(64), nullable=True),
     # The access token issued beside this one.
     Column("access_hash", String(64), nullable=True),
+    # That pair in clear, sealed under the data keys, for the company's refresh retry window
+    # only (oauth.kept_pairs); cleared when the family ends and by the purge after the window.
+    Column("successor_sealed", Text, nullable=True),
 )
+
+# The few rows that keep a sealed pair: what the purge clears, through the partial index
+# on their spending time that migration 0009 creates (declared there only: an index's
+# dialect options here would load SQLAlchemy's PostgreSQL dialect into every worker).
+KEPT_SUCCESSOR = refresh_tokens.c.successor_sealed.is_not(None)
 
 # Security events, per company, for the operator (`frontdesk audit list KEY`). Written in
 # the same transaction as the change they record, so the log and the state never disagree.
