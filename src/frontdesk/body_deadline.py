@@ -1,4 +1,5 @@
-"""A deadline on each request's body: the one limit on slow clients the HTTP server lacks.
+"""A deadline on each request's body, and a cap on the bodies each client address has on
+their way: the limits on slow clients the HTTP server lacks.
 
 The server (http_server.py) bounds the wait for a request's head, but once the head is in
 it hands the request over and waits for the body as long as the client takes: a client
@@ -97,9 +98,9 @@ class BodyDeadline:
 
 
 class TimedBody:
-    """The ``receive`` of one request, every wait for its body bounded by one deadline, and
-    its ``send``, which closes the connection after an answer given before the whole body
-    was read."""
+    """The ``receive`` of one request, every wait for its body bounded by one deadline and
+    the body held to its address's cap once counted in, and its ``send``, which closes the
+    connection after an answer given before the whole body was read."""
 
     __slots__ = (
         "_bodies",
