@@ -8,6 +8,9 @@ from typing import Any
 
 import anyio
 import orjson
+import pytest
+from starlette.requests import ClientDisconnect
+from starlette.requests import Request as StarletteRequest
 
 from frontdesk.asgi import Message, Receive, Scope, Send
 from frontdesk.bodies_per_address import BodiesPerAddress, address_key
@@ -204,3 +207,35 @@ def test_an_ipv6_client_is_counted_by_its_64() -> None:
     assert address_key("2001:db8:1:2::1") != address_key("2001:db8:1:3::1")
     assert address_key("::ffff:198.51.100.7") == PEER
     assert address_key(PEER) == PEER
+
+
+async def test_a_client_gone_before_its_body_is_in_is_no_failure() -> None:
+    """Starlette raises ClientDisconnect when the body stops with the client's going away:
+    that is recorded as 499 (no one answered), not raised for the server to log a
+    traceback and a 500 per abandoned body."""
+    parts: list[Message] = [
+        {"type": "http.request", "body": BODY[:5], "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+
+    async def receive() -> Message:
+        return parts.pop(0)
+
+    async def send(message: Message) -> None:
+        raise AssertionError(f"nothing is sent to a client that has gone: {message}")
+
+    async def reads_a_form(request: Scope, receive: Receive, send: Send) -> None:
+        await StarletteRequest(request, receive).body()
+
+    request = scope()
+    await BodyDeadline(reads_a_form, 5.0)(request, receive, send)
+    assert request[BODY_ANSWERED] == 499
+
+
+async def test_a_client_disconnect_raised_without_one_is_still_a_failure() -> None:
+    async def raises(_scope: Scope, receive: Receive, _send: Send) -> None:
+        await receive()
+        raise ClientDisconnect
+
+    with pytest.raises(ClientDisconnect):
+        await answer_with(raises)

@@ -26,6 +26,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import orjson
+from starlette.requests import ClientDisconnect
 
 from frontdesk.asgi import JSON_CONTENT, Message, Receive, Scope, Send, headers_of
 from frontdesk.bodies_per_address import BodiesPerAddress, address_key
@@ -35,8 +36,10 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # Set in the scope of a request this layer answered (408 for a body that timed out, 429
 # for one past its address's cap), to that status: the edge logs and counts it, whatever
-# the application made of the disconnection it was told of.
+# the application made of the disconnection it was told of. 499 (nginx's "client closed
+# request") when the client went away before its body was in, and no one was answered.
 BODY_ANSWERED = "frontdesk.body_answered"
+CLIENT_LEFT = 499
 
 _TIMED_OUT = orjson.dumps(
     {"error": "request_timeout", "error_description": "The request body was not received in time"}
@@ -87,6 +90,12 @@ class BodyDeadline:
             body.count_in(self._bodies, address_key(self._resolver.resolve(scope)))
         try:
             await self._app(scope, body.receive, body.send)
+        except ClientDisconnect:
+            # Starlette's word for a client gone before its body was in: no failure of
+            # the service's, and one traceback in the log per abandoned body would let any
+            # client fill the log at will.
+            if not (body.answered or body.client_left):
+                raise
         except Exception:
             # Once the client has this layer's answer, whatever the application makes of
             # the disconnection it was told of (a framework answering it with a 500 that
@@ -112,6 +121,7 @@ class TimedBody:
         "_send",
         "answered",
         "body_done",
+        "client_left",
     )
 
     def __init__(self, scope: Scope, receive: Receive, send: Send, seconds: float) -> None:
@@ -126,6 +136,8 @@ class TimedBody:
         self.body_done = False
         # This layer answered (408 or 429) and told the application the client went away.
         self.answered = False
+        # The client went away before the whole body was in.
+        self.client_left = False
 
     def count_in(self, bodies: BodiesPerAddress, key: str) -> None:
         """Hold the body to ``bodies``' cap for ``key``, its client, from its first read."""
@@ -157,6 +169,9 @@ class TimedBody:
         if message["type"] != "http.request" or not message.get("more_body", False):
             self.body_done = True
             self.stop_counting()
+            if message["type"] == "http.disconnect":
+                self.client_left = True
+                self._scope[BODY_ANSWERED] = CLIENT_LEFT
         return message
 
     async def send(self, message: Message) -> None:

@@ -172,3 +172,11 @@ def test_a_customer_is_answered_while_one_address_floods_and_another_drips_bodie
     assert attack.silent_opened > SILENT_CONNECTIONS
     assert len(attack.slow_bodies) > CONNECTIONS
     assert refused >= len(attack.slow_bodies) - CONNECTIONS
+    # The bodies held to the end were abandoned when the attack closed its connections:
+    # logged as such, each one line, with no traceback that would let a client fill the log.
+    abandoned = '"path":"/v1/initech/oauth/consent","status":499'
+    deadline = time.monotonic() + CUSTOMER_DEADLINE
+    while service.log_path.read_text().count(abandoned) < BODIES_PER_ADDRESS:
+        assert time.monotonic() < deadline, service.output()
+        time.sleep(0.05)
+    assert "Traceback" not in service.log_path.read_text()
