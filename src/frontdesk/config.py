@@ -98,13 +98,19 @@ class Settings(BaseModel):
     mcp_rate_limit: str = "600/minute"
     # Per client address on client registration: stricter, as registrations are stored.
     registration_rate_limit: str = "20/minute"
-    # Per client address on the token endpoint and the sign-in callback, counted before
-    # anything is read from the database. As generous as the MCP limit: customers behind
-    # one address (an office, a carrier's NAT) share it.
+    # Per client address on the token endpoint and the sign-in callback (per company), and
+    # on authorize and revocation (over every company), counted before anything is read
+    # from the database. As generous as the MCP limit: customers behind one address (an
+    # office, a carrier's NAT) share it.
     oauth_rate_limit: str = "600/minute"
     # Per client id at the token endpoint, from any address. Far higher: a client metadata
     # document's id is one for every user of that product (every Claude user of a company).
     oauth_client_rate_limit: str = "20000/minute"
+    # Per client address, the client metadata documents it makes Frontdesk fetch: only a
+    # client_id URL with no document kept (or fetch under way) counts, so the customers of
+    # a few products behind one address cost nothing after each product's first fetch,
+    # while an address naming a new URL on every request is held to one a second.
+    client_document_fetch_rate_limit: str = "60/minute"
     # Clients whose X-Forwarded-For we believe (the load balancers in front of us).
     trusted_proxies: list[str] = Field(default_factory=list)
     # Networks a company's backend may resolve to besides public addresses (SSRF guard),
@@ -211,7 +217,11 @@ class Settings(BaseModel):
         return value
 
     @field_validator(
-        "mcp_rate_limit", "registration_rate_limit", "oauth_rate_limit", "oauth_client_rate_limit"
+        "mcp_rate_limit",
+        "registration_rate_limit",
+        "oauth_rate_limit",
+        "oauth_client_rate_limit",
+        "client_document_fetch_rate_limit",
     )
     @classmethod
     def _rate_limit_parses(cls, value: str) -> str:

@@ -76,7 +76,7 @@ GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
 LIMIT_KINDS = frozenset(
     {
         *("mcp", "company-lookup", "token", "token-client", "callback", "register"),
-        *("authorize", "revoke", "revoke-client", "account"),
+        *("authorize", "revoke", "revoke-client", "account", "client-document"),
     }
 )
 

@@ -179,3 +179,33 @@ async def test_an_address_past_the_authorize_limit_makes_no_fetch(
     assert statuses == [200, 200, 200, 429, 429, 429]
     fetched = [documents.requests(f"/oauth/client-{number}.json") for number in range(6)]
     assert fetched == [1, 1, 1, 0, 0, 0]
+
+
+async def test_an_address_is_held_to_a_few_new_documents_and_kept_ones_cost_nothing(
+    serve: Serve, documents: HttpsDocuments
+) -> None:
+    """FRONTDESK_CLIENT_DOCUMENT_FETCH_RATE_LIMIT counts only the client ids whose document
+    would be fetched: past it, a new URL is refused before any request to its host, while a
+    document already kept is still served to the same address."""
+    served = await serve(
+        client_documents_on_loopback=True, client_document_fetch_rate_limit="2/minute"
+    )
+    urls = []
+    for number in range(3):
+        path = f"/oauth/new-{number}.json"
+        urls.append(documents.url(path))
+        documents.serve_json(path, {"client_id": urls[-1], "redirect_uris": [flows.REDIRECT_URI]})
+    statuses = []
+    for url in [*urls, urls[0], urls[1]]:
+        response = await flows.authorize(
+            served.client, flows.authorize_params(url, flows.Pkce.new())
+        )
+        statuses.append(response.status_code)
+    assert statuses == [200, 200, 429, 200, 200]
+    assert [documents.requests(f"/oauth/new-{number}.json") for number in range(3)] == [1, 1, 0]
+    # The token endpoint holds the address to the same count.
+    refresh = {"grant_type": "refresh_token", "client_id": urls[2], "refresh_token": "r"}
+    answer = await flows.token_request(served.client, refresh)
+    assert answer.status_code == 429
+    assert answer.json()["error"] == "rate_limited"
+    assert documents.requests("/oauth/new-2.json") == 0

@@ -156,6 +156,7 @@ class Authorize:
         signin = await services.signin_company(request, page=True)
         company = signin.company
         params = {key: request.query_params.getlist(key) for key in request.query_params}
+        await services.limit_document_fetch(request, _single(params, "client_id"), page=True)
         cookie, binding = services.flows.new_binding()
         client, flow = await check_authorize_request(services, signin, params, binding)
         sealed = services.flows.seal(flow)

@@ -21,6 +21,7 @@ async def authenticated_client(
     ``temporarily_unavailable`` when the client's metadata document cannot be fetched now
     (a 401 would make the client discard tokens that are still good)."""
     client_id = client_id_of(request, form)
+    await services.limit_document_fetch(request, client_id)
     try:
         client = await services.clients.find(signin.tenant_key, client_id, signin.setup)
     except ClientDocumentRefused as refused:

@@ -182,6 +182,19 @@ class ClientDocuments:
             return kept.document
         raise kind(reason)
 
+    def answers_without_fetching(self, url: str) -> bool:
+        """Whether ``fetch(url)`` would answer without a request of its own: a fresh
+        document or a remembered failure is kept for it, a fetch of it is under way, or the
+        URL is refused as it stands."""
+        if url_problem(url) is not None or url in self._fetching:
+            return True
+        now = self._clock()
+        kept = self._documents.get(url)
+        if kept is not None and now < kept.fresh_until:
+            return True
+        failure = self._failures.get(url)
+        return failure is not None and now < failure[0]
+
     def _kept(self, url: str, now: float) -> _Kept | None:
         kept = self._documents.get(url)
         if kept is None:

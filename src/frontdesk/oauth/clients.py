@@ -36,6 +36,13 @@ class ClientDirectory:
         self._registered = registered
         self._documents = documents
 
+    def would_fetch(self, client_id: str) -> bool:
+        """Whether finding ``client_id`` would fetch a metadata document now (an https URL
+        with nothing kept for it): an outbound request its sender chose."""
+        return is_client_document_url(client_id) and not self._documents.answers_without_fetching(
+            client_id
+        )
+
     async def register(self, client: Client) -> None:
         await self._registered.add(client)
 

@@ -18,7 +18,7 @@ from frontdesk.oauth.clients import ClientDirectory
 from frontdesk.oauth.errors import AuthorizePage, RateLimited, SigninNotSetUp
 from frontdesk.oauth.flow import FlowSigner
 from frontdesk.oauth.grants import Grants
-from frontdesk.ratelimit import RateLimit, RateLimiter
+from frontdesk.ratelimit import RateLimit, RateLimiter, parse_rate_limit
 from frontdesk.store.consents import ConsentRepository
 from frontdesk.store.customers import CustomerRepository
 
@@ -68,6 +68,18 @@ class OAuthServices:
                 retry_after=verdict.retry_after,
             )
         raise RateLimited(verdict.retry_after)
+
+    async def limit_document_fetch(
+        self, request: Request, client_id: str | None, *, page: bool = False
+    ) -> None:
+        """Count a ``client_id`` whose metadata document finding it would fetch now against
+        the address's FRONTDESK_CLIENT_DOCUMENT_FETCH_RATE_LIMIT, before the fetch: each
+        new URL is one outbound request, to a host the sender chose (the draft's "SSRF
+        Attacks"), which the document cache cannot spare. Kept documents cost nothing."""
+        if client_id is None or not self.clients.would_fetch(client_id):
+            return
+        limit = parse_rate_limit(self.settings.client_document_fetch_rate_limit)
+        await self.limit(request, limit, "client-document", self.address(request), page=page)
 
     def address(self, request: Request) -> str:
         return self.addresses.resolve(request.scope)
