@@ -5,7 +5,7 @@ bottom of the house: the store and the OAuth side both import it, and it imports
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
@@ -75,4 +75,5 @@ class RefreshState:
     successor: IssuedPair | None
     # That pair in clear, sealed under the data keys (oauth.kept_pairs), when the company
     # lets a lost answer be asked for again; None otherwise, and once the purge cleared it.
-    kept_successor: str | None
+    # Left out of the repr: a record printed in a traceback carries no token, sealed or not.
+    kept_successor: str | None = field(repr=False)

@@ -159,3 +159,10 @@ def test_an_expired_spent_token_is_still_reuse() -> None:
         ROTATED, expires_at=NOW - timedelta(days=1), successor=None, rotated_at=NOW - WINDOW * 2
     )
     assert decided(state) == Reuse(ROTATED.family_id)
+
+
+def test_no_token_is_printed_with_a_record() -> None:
+    """A record or a kept pair in a traceback or a log line shows no token, sealed or not."""
+    assert "fd1.sealed" not in repr(ROTATED)
+    assert "fdat_kept" not in repr(KEPT)
+    assert "fdrt_kept" not in repr(KEPT)
