@@ -52,55 +52,72 @@ from frontdesk.metrics_files import shared_metrics_dir
 from frontdesk.network import ClientAddressResolver
 from frontdesk.observability import stdlib_log_config
 from frontdesk.rsgi_bridge import RsgiBridge
+from frontdesk.stop_guard import run_until_stopped
 
 APP = "frontdesk.http_server:served_app"
 # How long a worker may take to finish its requests after SIGTERM before it is killed:
 # every wait inside a request is bounded well below it (outbound calls, tool limits).
 SHUTDOWN_GRACE_SECONDS = 8
+# What Granian's supervisor may take beyond that to stop (its last worker joined, its pipes
+# closed) before stop_guard kills it and its workers: well below systemd's 15 s.
+STOP_MARGIN_SECONDS = 2
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> None:
     """Serve on ``host:port`` (checked first with ``check_address``) with ``workers``
-    processes, until SIGTERM or SIGINT."""
+    processes, until SIGTERM or SIGINT: any number of them, in any order, stop it once
+    (stop_guard.py), within ``SHUTDOWN_GRACE_SECONDS`` and a margin."""
+    with shared_metrics_dir(settings.metrics_dir):
+        status = run_until_stopped(
+            # -P: the working directory is not on the server's sys.path (operations.py).
+            [sys.executable, "-P", "-m", __name__, host, str(port), str(workers), str(os.getpid())],
+            settings.model_dump_json().encode(),
+            stop_within=SHUTDOWN_GRACE_SECONDS + STOP_MARGIN_SECONDS,
+        )
+    if status != 0:
+        sys.exit(status)
+
+
+def _serve_granian(settings: Settings, host: str, port: int, workers: int) -> None:
+    """Granian's supervisor and its workers: the child process ``serve_http`` runs."""
     # Each worker a fresh interpreter, as uvicorn's were, not a fork of this process:
     # a fork would start with this process's state, its random generators included (every
     # worker would hand out the same request ids). Granian starts its workers the way
     # multiprocessing is set to.
     multiprocessing.set_start_method("spawn", force=True)
-    with shared_metrics_dir(settings.metrics_dir):
-        Granian(
-            APP,
-            factory=True,
-            address=host,
-            port=port,
-            # Granian's own interface: the application is ASGI, bridged in Python
-            # (rsgi_bridge.py, whose lifespan starts and stops the services in each worker).
-            interface=Interfaces.RSGI,
-            workers=workers,
-            # Restarted, as uvicorn's supervisor did, rather than the whole service stopping.
-            respawn_failed_workers=True,
-            workers_kill_timeout=SHUTDOWN_GRACE_SECONDS,
-            loop=Loops.uvloop,
-            # HTTP/1.1 only, as the load balancer in front speaks it. With "auto", hyper first
-            # reads to tell HTTP/2 from HTTP/1, and that read waits without any time limit.
-            http=HTTPModes.http1,
-            # Frontdesk serves no WebSocket route: an upgrade is answered as the plain request.
-            websockets=False,
-            backpressure=settings.max_connections_per_worker,
-            http1_settings=HTTP1Settings(
-                header_read_timeout=max(1, math.ceil(settings.header_read_timeout_seconds * 1000)),
-                keep_alive=True,
-                max_buffer_size=settings.max_header_bytes,
-            ),
-            # The access log is the application's (observability.AccessLog). Granian reads no
-            # X-Forwarded-For: the application's resolver believes FRONTDESK_TRUSTED_PROXIES.
-            log_access=False,
-            log_level=LogLevels.warning,
-            # Granian's own lines (a worker that died, one killed at shut-down) in the JSON
-            # every other line is, when the logs are JSON (observability.stdlib_log_config).
-            log_dictconfig=stdlib_log_config() if settings.log_json else None,
-        ).serve()
+    Granian(
+        APP,
+        factory=True,
+        address=host,
+        port=port,
+        # Granian's own interface: the application is ASGI, bridged in Python
+        # (rsgi_bridge.py, whose lifespan starts and stops the services in each worker).
+        interface=Interfaces.RSGI,
+        workers=workers,
+        # Restarted, as uvicorn's supervisor did, rather than the whole service stopping.
+        respawn_failed_workers=True,
+        workers_kill_timeout=SHUTDOWN_GRACE_SECONDS,
+        loop=Loops.uvloop,
+        # HTTP/1.1 only, as the load balancer in front speaks it. With "auto", hyper first
+        # reads to tell HTTP/2 from HTTP/1, and that read waits without any time limit.
+        http=HTTPModes.http1,
+        # Frontdesk serves no WebSocket route: an upgrade is answered as the plain request.
+        websockets=False,
+        backpressure=settings.max_connections_per_worker,
+        http1_settings=HTTP1Settings(
+            header_read_timeout=max(1, math.ceil(settings.header_read_timeout_seconds * 1000)),
+            keep_alive=True,
+            max_buffer_size=settings.max_header_bytes,
+        ),
+        # The access log is the application's (observability.AccessLog). Granian reads no
+        # X-Forwarded-For: the application's resolver believes FRONTDESK_TRUSTED_PROXIES.
+        log_access=False,
+        log_level=LogLevels.warning,
+        # Granian's own lines (a worker that died, one killed at shut-down) in the JSON
+        # every other line is, when the logs are JSON (observability.stdlib_log_config).
+        log_dictconfig=stdlib_log_config() if settings.log_json else None,
+    ).serve()
 
 
 def served_app() -> RsgiBridge:
@@ -108,7 +125,8 @@ def served_app() -> RsgiBridge:
     # Imported here, in the worker: the supervisor and the other commands never build one.
     from frontdesk.app import create_app
 
-    _stop_with_supervisor()
+    supervisor = multiprocessing.parent_process()
+    _stop_with_parent(supervisor.pid if supervisor is not None else None)
     settings = Settings()
     limited = BodyDeadline(
         create_app(settings),
@@ -119,21 +137,21 @@ def served_app() -> RsgiBridge:
     return RsgiBridge(limited)
 
 
-def _stop_with_supervisor() -> None:
-    """Have the kernel send this worker SIGTERM when its supervisor ends.
+def _stop_with_parent(parent: int | None) -> None:
+    """Have the kernel send this process SIGTERM when its parent (``parent``) ends.
 
     A supervisor that is killed outright (SIGKILL, the OOM killer) cannot stop its
     workers, and they would serve on, orphaned, on the port the next start binds too
     (``SO_REUSEPORT`` lets them share it): the service would stop only when all of it does.
+    The same holds one level up, for Granian's supervisor under ``frontdesk serve``.
     """
     if sys.platform != "linux":
         return
-    supervisor = multiprocessing.parent_process()
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
-    # Asked too late if the supervisor ended before: this worker has a new parent already.
-    if supervisor is not None and os.getppid() != supervisor.pid:
+    # Asked too late if the parent ended before: this process has a new parent already.
+    if parent is not None and os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
@@ -155,3 +173,15 @@ def check_address(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as error:
             raise CannotListen(f"cannot listen on {host}:{port}: {error.strerror}") from None
+
+
+if __name__ == "__main__":
+    # The child serve_http starts: the settings as JSON on stdin, then host, port, workers
+    # and the pid of the ``frontdesk serve`` process it must not outlive.
+    _stop_with_parent(int(sys.argv[4]))
+    _serve_granian(
+        Settings.model_validate_json(sys.stdin.buffer.read()),
+        sys.argv[1],
+        int(sys.argv[2]),
+        int(sys.argv[3]),
+    )

@@ -131,22 +131,29 @@ def answered_connection(port: int) -> tuple[socket.socket, bytes]:
     return client, request_id
 
 
-def worker_pids(supervisor: int) -> list[int]:
-    """The server's workers: the supervisor's children spawned by multiprocessing (not its
-    resource tracker)."""
+def worker_pids(serve: int) -> list[int]:
+    """The server's workers: the processes multiprocessing spawned (not its resource
+    tracker) under Granian's supervisor, the child of ``frontdesk serve`` (stop_guard.py)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
             command = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == supervisor and b"spawn_main" in command:
+        supervisor = parent_of(int(entry.name))
+        if b"spawn_main" in command and supervisor and parent_of(supervisor) == serve:
             found.append(int(entry.name))
     return found
+
+
+def parent_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
 
 
 def socket_inodes(pid: int) -> set[int]:
