@@ -277,7 +277,11 @@ def main(argv: list[str]) -> None:
     if len(secret) < 16:
         sys.exit(f"Set {SECRET_ENV} to the secret Frontdesk signs with (16 characters or more).")
     port = int(argv[1] if len(argv) > 1 else os.environ.get(PORT_ENV, DEFAULT_PORT))
-    server = BackendServer(("127.0.0.1", port), secret.encode())
+    try:
+        server = BackendServer(("127.0.0.1", port), secret.encode())
+    except OSError as error:
+        # One line, no traceback: whatever holds the port must not be mistaken for this.
+        sys.exit(f"cannot listen on 127.0.0.1:{port}: {error.strerror} (set {PORT_ENV})")
     print(f"listening on http://127.0.0.1:{server.server_address[1]}/tools", flush=True)
     try:
         server.serve_forever()

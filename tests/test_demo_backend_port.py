@@ -54,11 +54,11 @@ def test_the_demo_file_is_moved_to_the_port() -> None:
     assert moved.model_copy(update={"tools": default.tools}) == default
 
 
-def test_serve_seeds_the_demo_company_with_the_port(
-    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What ``frontdesk serve`` stores for the demo company calls the configured port."""
-    settings = make_settings(seed_demo=True, demo_backend_port=9123)
+def serve_and_read_backend_urls(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    """Prepare the database as ``frontdesk serve`` does (no server starts), then read the
+    demo company's backend URLs as stored."""
     monkeypatch.setattr(operations, "serve_http", lambda *_args, **_options: None)
     monkeypatch.setenv("FRONTDESK_AUTO_MIGRATE", "true")
     monkeypatch.setenv("FRONTDESK_SEED_DEMO", "true")
@@ -74,16 +74,40 @@ def test_serve_seeds_the_demo_company_with_the_port(
         finally:
             await database.close()
 
-    assert backend_urls(anyio.run(stored)) == dict.fromkeys(
+    return backend_urls(anyio.run(stored))
+
+
+def test_serve_seeds_the_demo_company_with_the_port(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``frontdesk serve`` stores for the demo company calls the configured port."""
+    settings = make_settings(seed_demo=True, demo_backend_port=9123)
+    assert serve_and_read_backend_urls(settings, monkeypatch) == dict.fromkeys(
         BACKEND_TOOLS, "http://127.0.0.1:9123/tools"
     )
 
 
+def test_a_demo_company_seeded_before_follows_the_port(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seeded on 8001, then served with the backend on 9124 (``./scripts/serve --port
+    9123``): the demo company calls 9124, not whatever holds 8001 now."""
+    first = make_settings(seed_demo=True, demo_backend_port=8001)
+    assert set(serve_and_read_backend_urls(first, monkeypatch).values()) == {
+        "http://127.0.0.1:8001/tools"
+    }
+    moved = first.model_copy(update={"demo_backend_port": 9124})
+    assert serve_and_read_backend_urls(moved, monkeypatch) == dict.fromkeys(
+        BACKEND_TOOLS, "http://127.0.0.1:9124/tools"
+    )
+
+
 def test_scripts_serve_passes_the_same_setting_to_the_backend() -> None:
-    """scripts/serve names no port of its own: the backend gets the setting's value."""
+    """scripts/serve names no port of its own: the backend gets the setting's value, by
+    default the one after the service's (tests/live/test_scripts_serve.py runs it)."""
     script = (ROOT / "scripts" / "serve").read_text()
-    assert 'FRONTDESK_DEMO_BACKEND_PORT="${FRONTDESK_DEMO_BACKEND_PORT:-8001}"' in script
-    assert 'python examples/backend.py "$FRONTDESK_DEMO_BACKEND_PORT" &' in script
+    assert 'FRONTDESK_DEMO_BACKEND_PORT="${FRONTDESK_DEMO_BACKEND_PORT:-$((port + 1))}"' in script
+    assert 'python examples/backend.py "$FRONTDESK_DEMO_BACKEND_PORT"' in script
     code = [line for line in script.splitlines() if not line.lstrip().startswith("#")]
-    assert sum("8001" in line for line in code) == 1
+    assert not any("8001" in line for line in code)
     assert os.access(ROOT / "scripts" / "serve", os.X_OK)
