@@ -112,7 +112,7 @@ def test_list_shows_key_region_state_name_and_mcp_url() -> None:
     run("companies", "apply", str(FIXTURE_FILE))
     result = run("companies", "list")
     assert result.exit_code == 0, result.output
-    lines = [line.split("\t") for line in result.output.splitlines()]
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
     assert [line[0] for line in lines] == sorted(fixture_keys())
     rows = {line[0]: line[1:] for line in lines}
     assert rows["acme"] == ["eu", "active", "Acme Corp", "http://127.0.0.1:8000/v1/acme/mcp"]
@@ -124,8 +124,21 @@ def test_list_builds_urls_from_the_configured_base_url(monkeypatch: pytest.Monke
     """The MCP URLs listed use FRONTDESK_BASE_URL, the address clients connect to."""
     run("companies", "apply", str(FIXTURE_FILE))
     monkeypatch.setenv("FRONTDESK_BASE_URL", "https://eu.frontdesk.example")
-    first = run("companies", "list").output.splitlines()[0]
-    assert first.endswith("\thttps://eu.frontdesk.example/v1/acme/mcp")
+    result = run("companies", "list")
+    assert result.stdout.splitlines()[0].endswith("\thttps://eu.frontdesk.example/v1/acme/mcp")
+    assert result.stderr == ""
+
+
+def test_list_says_which_address_it_assumes_without_a_base_url() -> None:
+    """`serve --port` advertises its own port, which `companies list` cannot know: without
+    FRONTDESK_BASE_URL it says the URLs are on the default address, and how to change it."""
+    run("companies", "apply", str(FIXTURE_FILE))
+    result = run("companies", "list")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "warning: URLs on the default http://127.0.0.1:8000: set FRONTDESK_BASE_URL to the"
+        " address the service advertises (e.g. http://127.0.0.1:9000 after serve --port 9000)"
+    ]
 
 
 def test_show_prints_the_stored_definition_as_json() -> None:

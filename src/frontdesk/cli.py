@@ -76,9 +76,17 @@ def _planned(change: operations.PlannedChange) -> str:
 
 @companies.command("list")
 def companies_list() -> None:
-    """List every company with its region, state and MCP URL."""
+    """List every company with its region, state and MCP URL (from FRONTDESK_BASE_URL)."""
     settings = _settings()
-    for row in _run(lambda: operations.list_companies(settings)):
+    rows = _run(lambda: operations.list_companies(settings))
+    if "base_url" not in settings.model_fields_set:
+        # `serve --port` advertises its own port without the setting; this command cannot
+        # know it, so it says which address its URLs assume.
+        _warn(
+            f"URLs on the default {settings.base_url}: set FRONTDESK_BASE_URL to the address"
+            " the service advertises (e.g. http://127.0.0.1:9000 after serve --port 9000)"
+        )
+    for row in rows:
         click.echo(
             f"{row.tenant_key}\t{row.region}\t{'active' if row.active else 'inactive'}"
             f"\t{row.name}\t{row.mcp_url}"
