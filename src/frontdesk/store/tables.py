@@ -9,6 +9,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -204,4 +205,62 @@ audit_events = Table(
     Index("ix_audit_events_tenant_time", "tenant_key", "occurred_at"),
     # Across companies, for the retention purge (store.retention).
     Index("ix_audit_events_occurred_at", "occurred_at"),
+)
+
+# Keys for the admin API (migration 0010): only their SHA-256; ``tenant_key`` NULL for an
+# operator key, which manages every company.
+admin_keys = Table(
+    "admin_keys",
+    metadata,
+    Column("key_id", String(32), primary_key=True),
+    Column("key_hash", String(64), nullable=False, unique=True),
+    Column("tenant_key", String(63), nullable=True, index=True),
+    Column("name", String(100), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("last_used_at", DateTime(timezone=True), nullable=True),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+)
+
+# How each company's tools are used, rolled up by the hour (migration 0011). A row per
+# company, tool, hour, outcome (``ok`` or an error kind) and caller kind; latencies counted
+# in fixed buckets, so percentiles over any range are read from the sums of the buckets.
+tool_usage = Table(
+    "tool_usage",
+    metadata,
+    Column("tenant_key", String(63), primary_key=True),
+    Column("tool", String(128), primary_key=True),
+    Column("hour", DateTime(timezone=True), primary_key=True),
+    Column("outcome", String(32), primary_key=True),
+    Column("signed_in", Boolean, primary_key=True),
+    Column("calls", Integer, nullable=False),
+    Column("latency_ms_sum", Float, nullable=False),
+    Column("latency_buckets", JsonDocument, nullable=False),
+    Index("ix_tool_usage_tenant_hour", "tenant_key", "hour"),
+)
+
+# Which customers called which tool in which hour: distinct customers over any range.
+tool_usage_customers = Table(
+    "tool_usage_customers",
+    metadata,
+    Column("tenant_key", String(63), primary_key=True),
+    Column("tool", String(128), primary_key=True),
+    Column("hour", DateTime(timezone=True), primary_key=True),
+    Column(
+        "customer_id", Integer, ForeignKey("customers.id", ondelete="CASCADE"), primary_key=True
+    ),
+)
+
+# Each company's keys for the JWTs its APIs receive (migration 0012): the public JWK served
+# at its jwks_uri, the private one sealed under the data keys. The newest unretired key
+# signs; a retired one is still published for the overlap after ``retired_at``.
+signing_keys = Table(
+    "signing_keys",
+    metadata,
+    Column("kid", String(64), primary_key=True),
+    Column("tenant_key", String(63), nullable=False, index=True),
+    Column("algorithm", String(16), nullable=False),
+    Column("public_jwk", JsonDocument, nullable=False),
+    Column("private_sealed", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("retired_at", DateTime(timezone=True), nullable=True),
 )
