@@ -38,21 +38,21 @@ import os
 import signal
 import socket
 import sys
+from typing import NoReturn
 
 from granian import Granian
 from granian.constants import HTTPModes, Interfaces, Loops
 from granian.http import HTTP1Settings
 from granian.log import LogLevels
 
+from frontdesk import stop_guard
 from frontdesk.bodies_per_address import BodiesPerAddress
 from frontdesk.body_deadline import BodyDeadline
 from frontdesk.config import Settings
 from frontdesk.errors import CannotListen
-from frontdesk.metrics_files import shared_metrics_dir
 from frontdesk.network import ClientAddressResolver
 from frontdesk.observability import stdlib_log_config
 from frontdesk.rsgi_bridge import RsgiBridge
-from frontdesk.stop_guard import run_until_stopped
 
 APP = "frontdesk.http_server:served_app"
 # How long a worker may take to finish its requests after SIGTERM before it is killed:
@@ -64,19 +64,29 @@ STOP_MARGIN_SECONDS = 2
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> None:
+def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> NoReturn:
     """Serve on ``host:port`` (checked first with ``check_address``) with ``workers``
     processes, until SIGTERM or SIGINT: any number of them, in any order, stop it once
-    (stop_guard.py), within ``SHUTDOWN_GRACE_SECONDS`` and a margin."""
-    with shared_metrics_dir(settings.metrics_dir):
-        status = run_until_stopped(
-            # -P: the working directory is not on the server's sys.path (operations.py).
-            [sys.executable, "-P", "-m", __name__, host, str(port), str(workers), str(os.getpid())],
-            settings.model_dump_json().encode(),
-            stop_within=SHUTDOWN_GRACE_SECONDS + STOP_MARGIN_SECONDS,
-        )
-    if status != 0:
-        sys.exit(status)
+    (stop_guard.py), within ``SHUTDOWN_GRACE_SECONDS`` and a margin.
+
+    This process becomes the stop guard (same pid, for systemd and scripts, in a fresh
+    interpreter that holds ~30 MB rather than this one's ~80), and the guard runs Granian's
+    supervisor as its child, which reads its settings from the environment as the workers
+    do (operations.serve puts there what the command derived).
+    """
+    guard = [
+        *(sys.executable, "-P", "-m", stop_guard.__name__),
+        str(SHUTDOWN_GRACE_SECONDS + STOP_MARGIN_SECONDS),
+        str(settings.metrics_dir or ""),
+        settings.log_level,
+        "json" if settings.log_json else "console",
+    ]
+    # -P: the working directory is not on the server's sys.path (operations.py).
+    server = [sys.executable, "-P", "-m", __name__, host, str(port), str(workers), str(os.getpid())]
+    # exec keeps no buffer: what this process said must be out first.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [*guard, "--", *server])  # noqa: S606 (this interpreter, our modules)
 
 
 def _serve_granian(settings: Settings, host: str, port: int, workers: int) -> None:
@@ -176,12 +186,7 @@ def check_address(host: str, port: int) -> None:
 
 
 if __name__ == "__main__":
-    # The child serve_http starts: the settings as JSON on stdin, then host, port, workers
-    # and the pid of the ``frontdesk serve`` process it must not outlive.
+    # The child the stop guard starts: host, port, workers and the pid of the guard
+    # (``frontdesk serve``) it must not outlive.
     _stop_with_parent(int(sys.argv[4]))
-    _serve_granian(
-        Settings.model_validate_json(sys.stdin.buffer.read()),
-        sys.argv[1],
-        int(sys.argv[2]),
-        int(sys.argv[3]),
-    )
+    _serve_granian(Settings(), sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

@@ -15,6 +15,9 @@ process group's signals, and this process, the one an operator, systemd (``KillM
 or a script signals, passes on the first SIGINT or SIGTERM as one SIGTERM and ignores the
 rest. A server that has not exited ``stop_within`` seconds later is killed with its whole
 session (its workers are in it): a stop always ends.
+
+``frontdesk serve`` becomes this module by exec once the address and the database are
+checked (http_server.serve_http): the same pid, in an interpreter that loads only this.
 """
 
 from __future__ import annotations
@@ -24,11 +27,17 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from types import FrameType
+from typing import NoReturn
 
 import structlog
+
+from frontdesk.metrics_files import shared_metrics_dir
+from frontdesk.observability import configure_logging
 
 log = structlog.get_logger(__name__)
 
@@ -37,9 +46,9 @@ STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 EXIT_KILLED = 1
 
 
-def run_until_stopped(command: Sequence[str], given: bytes, *, stop_within: float) -> int:
-    """Run ``command`` in a session of its own, with ``given`` on its stdin, until it exits;
-    the first SIGINT or SIGTERM this process receives asks it to stop (one SIGTERM).
+def run_until_stopped(command: Sequence[str], *, stop_within: float) -> int:
+    """Run ``command`` in a session of its own until it exits; the first SIGINT or SIGTERM
+    this process receives asks it to stop (one SIGTERM).
 
     Returns its exit status: 0 for a clean stop, EXIT_KILLED when it outlived
     ``stop_within`` after the stop and was killed, otherwise its own status.
@@ -48,8 +57,7 @@ def run_until_stopped(command: Sequence[str], given: bytes, *, stop_within: floa
         # The server's session is new (setsid), so is its process group: nothing sent to
         # this process's group, nor typed at its terminal, reaches the server or its workers.
         # The command is the caller's own (this interpreter and a module of this package).
-        server = subprocess.Popen(command, stdin=subprocess.PIPE, start_new_session=True)  # noqa: S603
-        _hand_over(server, given)
+        server = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)  # noqa: S603
         asked_at: float | None = None
         while server.poll() is None:
             if asked_at is None:
@@ -74,14 +82,8 @@ def run_until_stopped(command: Sequence[str], given: bytes, *, stop_within: floa
         if asked_at is not None and server.returncode == -signal.SIGTERM:
             # Stopped before Granian took over its signals: the default action, a clean stop.
             return 0
-        return server.returncode
-
-
-def _hand_over(server: subprocess.Popen[bytes], given: bytes) -> None:
-    assert server.stdin is not None
-    # A few KiB: the pipe takes them whole, so this never waits on the child.
-    with contextlib.suppress(BrokenPipeError), server.stdin:
-        server.stdin.write(given)
+        # Killed by another signal: the status a shell would give.
+        return server.returncode if server.returncode >= 0 else 128 - server.returncode
 
 
 def _kill_session(server: subprocess.Popen[bytes], stop_within: float) -> None:
@@ -120,3 +122,21 @@ def _signals_as_bytes() -> Iterator[int]:
 
 def _only_wake(_number: int, _frame: FrameType | None) -> None:
     """Python's handler: the byte on the wakeup descriptor is all that is needed."""
+
+
+def main(arguments: Sequence[str]) -> NoReturn:
+    """``python -m frontdesk.stop_guard STOP_WITHIN METRICS_BASE LOG_LEVEL json|console --
+    COMMAND...``: what ``frontdesk serve`` becomes once the database is ready
+    (http_server.serve_http). The workers' metrics directory is made here, named after
+    this process, which outlives them all, and removed when the server has ended."""
+    stop_within, metrics_base, log_level, log_form, separator, *command = arguments
+    if separator != "--" or not command:
+        sys.exit("usage: python -m frontdesk.stop_guard SECONDS DIR LEVEL FORM -- COMMAND...")
+    configure_logging(log_level, json=log_form == "json")
+    with shared_metrics_dir(Path(metrics_base) if metrics_base else None):
+        status = run_until_stopped(command, stop_within=float(stop_within))
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -100,12 +100,13 @@ def process_group(pid: int) -> int:
 
 
 def serve_under(script: int) -> int:
-    """The `frontdesk serve` process the script started."""
+    """The `frontdesk serve` process the script started: by now its stop guard
+    (http_server.serve_http), the parent of Granian's supervisor."""
     children = Path(f"/proc/{script}/task/{script}/children").read_text().split()
     [serve] = [
         int(pid)
         for pid in children
-        if b"serve" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"frontdesk.stop_guard" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     ]
     return serve
 
