@@ -150,11 +150,12 @@ def test_the_port_moves_the_backend_and_the_urls_and_ctrl_c_stops_all(
         } == {f"http://127.0.0.1:{port + 1}/tools"}
         assert listening(port + 1)
 
-        # Ctrl-C reaches the script's process group; the service is in a session of its
-        # own, so it hears only the script's one SIGTERM.
+        # Ctrl-C, pressed twice, reaches the script's process group; the service is in a
+        # session of its own, so it hears only the script's one SIGTERM.
         serve = serve_under(script.pid)
         assert process_group(serve) != script.pid
         began = time.monotonic()
+        os.killpg(script.pid, signal.SIGINT)
         os.killpg(script.pid, signal.SIGINT)
         assert script.wait(timeout=STOP_WITHIN + SLACK) == 0, script_output.read_text()
         assert time.monotonic() - began < STOP_WITHIN
