@@ -26,7 +26,7 @@ DOCUMENT_BYTES = files("frontdesk").joinpath("openapi.yaml").read_bytes()
 DOCUMENT: dict[str, Any] = yaml.safe_load(DOCUMENT_BYTES)
 HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
 # The MCP endpoint is a raw ASGI handler reached before Starlette's router (app._route).
-# GET is no operation of it: always 405 (SPEC 4.2), like any other method not listed.
+# GET is no operation of it: always 405 (interface 4.2), like any other method not listed.
 MCP_OPERATIONS = frozenset({("/v1/{tenantKey}/mcp", method) for method in ("post", "delete")})
 REGISTRATION = DOCUMENT["components"]["schemas"]["ClientRegistrationRequest"]["properties"]
 
@@ -131,7 +131,7 @@ async def test_a_method_a_path_does_not_list_is_405_naming_every_listed_one(
     client: httpx.AsyncClient,
 ) -> None:
     """RFC 9110 15.5.6: 405 with Allow naming exactly the path's methods (GET on the MCP
-    path included, SPEC 4.2), also where two routes serve one path (the login form)."""
+    path included, interface 4.2), also where two routes serve one path (the login form)."""
     wrong = {}
     for path in DOCUMENT["paths"]:
         url = path.replace("{tenantKey}", "initech")
@@ -210,7 +210,7 @@ REFUSED_REDIRECT_URIS = [
 
 @pytest.mark.parametrize("uri", ACCEPTED_REDIRECT_URIS)
 def test_a_redirect_uri_the_pattern_admits_is_registered(uri: str) -> None:
-    """The document's pattern admits it, and so does the service (SPEC 2.3)."""
+    """The document's pattern admits it, and so does the service (interface 2.3)."""
     assert re.fullmatch(REGISTRATION["redirect_uris"]["items"]["pattern"], uri)
     check_redirect_uri(uri)
 

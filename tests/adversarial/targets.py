@@ -46,7 +46,7 @@ MAX_REDIRECT_URI = 2000
 
 
 def acceptable_redirect_uri(uri: str) -> bool:
-    """SPEC 2.3 and DESIGN, stated independently of the implementation: an absolute URI of
+    """interface 2.3 and DESIGN, stated independently of the implementation: an absolute URI of
     RFC 3986 characters, https, or http on a loopback host; no userinfo, no fragment."""
     if not uri or len(uri) > MAX_REDIRECT_URI or not set(uri) <= URI_CHARACTERS:
         return False
@@ -78,7 +78,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-# JSON-RPC envelopes (SPEC 2.9, 2.10) ----------------------------------------------------
+# JSON-RPC envelopes (interface 2.9, 2.10) ----------------------------------------------------
 
 
 def jsonrpc(data: bytes) -> None:
@@ -175,14 +175,14 @@ def _check_form(data: bytes, parsed: Any) -> None:
     assert all(names.count(name) == 1 for name in parsed if name in READ_PARAMETERS)
 
 
-# Registration (SPEC 2.3) ----------------------------------------------------------------
+# Registration (interface 2.3) ----------------------------------------------------------------
 
 # Unicode categories a client_name may not hold (oauth/client_names.py).
 _HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
 
 
 def registration_document(document: object) -> bool:
-    """parse_registration refuses with a 400 error or accepts only what SPEC 2.3 allows;
+    """parse_registration refuses with a 400 error or accepts only what interface 2.3 allows;
     True when the registration was accepted."""
     try:
         request = parse_registration(document, [])

@@ -1,4 +1,4 @@
-"""Bad input at the MCP endpoint (SPEC 2.9, 7.1, 8): whatever arrives, the answer is a
+"""Bad input at the MCP endpoint (interface 2.9, 7.1, 8): whatever arrives, the answer is a
 reply, a 202, or the contract's 400/413 with a JSON-RPC envelope; never a 5xx, never an
 internal error, never a crash."""
 
@@ -138,7 +138,7 @@ def depth(value: Any) -> int:
 
 
 def is_contract_request(document: Any) -> bool:
-    """SPEC 2.9 and DESIGN's reading of it, stated apart from the parser. A body nested
+    """interface 2.9 and DESIGN's reading of it, stated apart from the parser. A body nested
     past MAX_NESTING levels (RFC 8259 9 lets an implementation set a limit) is not one."""
     return depth(document) <= MAX_NESTING and _is_shaped(document)
 
@@ -187,7 +187,7 @@ def _is_message(item: Any) -> bool:
 
 
 def assert_envelope(response: httpx.Response, status: int) -> dict[str, Any]:
-    """A JSON-RPC error envelope (SPEC 2.10) with this status."""
+    """A JSON-RPC error envelope (interface 2.10) with this status."""
     assert response.status_code == status, (response.status_code, response.text[:300])
     assert response.headers["content-type"] == "application/json"
     envelope: dict[str, Any] = response.json()

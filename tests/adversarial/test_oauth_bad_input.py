@@ -1,4 +1,4 @@
-"""Bad input at the OAuth endpoints (SPEC 4.3-4.6, 7.2; DESIGN: forms): the form parser of
+"""Bad input at the OAuth endpoints (interface 4.3-4.6, 7.2; DESIGN: forms): the form parser of
 /token and /revoke and the query parser of /authorize always answer the contract's
 4xx or 303, and leave every row of every table as it was."""
 

@@ -1,4 +1,4 @@
-"""Open-redirect attempts at authorize (SPEC 4.3, RFC 9700 4.1): a redirect_uri that is not
+"""Open-redirect attempts at authorize (interface 4.3, RFC 9700 4.1): a redirect_uri that is not
 exactly a registered one gets a 400 page, never a Location, never a sign-in cookie.
 tests/oauth/test_authorize.py covers trailing slash, added path and query, another port,
 another host and scheme case; these are the tricks that fool URL parsers."""

@@ -1,4 +1,4 @@
-"""Bad input at client registration (SPEC 2.3, 4.4; DESIGN: redirect URIs): only a valid
+"""Bad input at client registration (interface 2.3, 4.4; DESIGN: redirect URIs): only a valid
 registration is stored, and a redirect URI is accepted exactly when it is an https URI,
 or an http one on a loopback host, with no userinfo, no fragment and nothing that is
 not a URI character."""
@@ -160,7 +160,7 @@ def documents(draw: st.DrawFn) -> Any:
 
 
 def is_valid_registration(document: Any) -> bool:
-    """SPEC 2.3 and DESIGN, stated apart from the validator: redirect URIs decide; a name
+    """interface 2.3 and DESIGN, stated apart from the validator: redirect URIs decide; a name
     must be text a consent page shows as itself, an auth method a string (answered with
     none), more grants and response types than ours accepted as long as ours are among
     them (RFC 7591 3.2.1)."""

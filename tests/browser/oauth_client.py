@@ -102,7 +102,7 @@ class Authorization:
 def register_client(
     service: LiveService, tenant_key: str, redirect_uri: str, client_name: str
 ) -> OAuthClient:
-    """Dynamic client registration (SPEC 4.4); fails the test unless it is 201."""
+    """Dynamic client registration (interface 4.4); fails the test unless it is 201."""
     response = httpx.post(
         f"{service.base_url}/v1/{tenant_key}/oauth/register",
         json={"redirect_uris": [redirect_uri], "client_name": client_name},

@@ -21,7 +21,7 @@ def company_with(signin: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_refresh_token_works_once_unless_the_company_chooses_a_window() -> None:
-    """No window by default: the contract's rule (SPEC 3.2)."""
+    """No window by default: the contract's rule (interface 3.2)."""
     parsed = parse_companies(company_with({}))
     signin = parsed.companies[0].signin
     assert signin is not None

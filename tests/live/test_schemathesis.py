@@ -50,8 +50,8 @@ MAX_RESPONSE_SECONDS = 5.0
 # positive_data_acceptance holds that a request the document admits is served. Where the
 # request names something only the service issues, which no fuzzer can know, the contract
 # answers 400 to a well-formed one: an authorization code or a refresh token at the token
-# endpoint (SPEC 4.5 and 7.2; RFC 6749 5.2, invalid_grant); a client and redirect URI
-# pair at authorize (SPEC 4.3 and 7.2; RFC 6749 4.1.2.1: never redirect to an unverified
+# endpoint (interface 4.5 and 7.2; RFC 6749 5.2, invalid_grant); a client and redirect URI
+# pair at authorize (interface 4.3 and 7.2; RFC 6749 4.1.2.1: never redirect to an unverified
 # URI); the sign-in signed by the service that the browser steps carry (`flow`, `state`:
 # a forged one is the 400 page). For these operations 400 joins what the check accepts;
 # every other status is still held to it, and every other check applies unchanged.

@@ -1,4 +1,4 @@
-"""The authorize endpoint's checks (SPEC 4.3, 7.2): errors before the redirect URI is verified
+"""The authorize endpoint's checks (interface 4.3, 7.2): errors before the redirect URI is verified
 are pages; every later error is a 303 back to the client with ``error``, ``state``, ``iss``."""
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ async def test_parallel_refreshes_of_one_token_spend_it_once_and_end_the_family(
     client: httpx.AsyncClient,
 ) -> None:
     """20 refreshes at once, where the company keeps the contract's rule: one 200, the rest
-    invalid_grant, and since the token came back spent, its family ends (SPEC 3.2, RFC 9700
+    invalid_grant, and since the token came back spent, its family ends (interface 3.2, RFC 9700
     4.14.2), the one pair handed out included."""
     tokens = await flows.obtain_tokens(client)
     responses = await asyncio.gather(*(flows.refresh(client, tokens) for _ in range(PARALLEL)))

@@ -1,5 +1,5 @@
-"""Discovery documents (SPEC 2.1, 2.2, 4.1) and the 404 of every OAuth endpoint of a company
-without sign-in (SPEC 1.4, 7.2)."""
+"""Discovery documents (interface 2.1, 2.2, 4.1) and the 404 of every OAuth endpoint of a company
+without sign-in (interface 1.4, 7.2)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ async def test_authorization_server_metadata_is_served_on_each_path(
 async def test_the_four_authorization_server_paths_serve_the_same_document(
     client: httpx.AsyncClient,
 ) -> None:
-    """The same document is served on all four paths (SPEC 2.1)."""
+    """The same document is served on all four paths (interface 2.1)."""
     documents = [(await client.get(path.format(tenant="initech"))).json() for path in AS_PATHS]
     assert all(document == documents[0] for document in documents)
 
@@ -69,7 +69,7 @@ async def test_each_company_has_its_own_issuer(client: httpx.AsyncClient) -> Non
 async def test_protected_resource_metadata_names_the_mcp_endpoint_and_issuer(
     client: httpx.AsyncClient,
 ) -> None:
-    """The protected-resource document describes initech's MCP endpoint (SPEC 2.2)."""
+    """The protected-resource document describes initech's MCP endpoint (interface 2.2)."""
     response = await client.get(PRM_PATH.format(tenant="initech"))
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
@@ -126,7 +126,7 @@ async def test_json_endpoints_of_a_company_without_signin_are_404_with_oauth_err
     json: dict[str, Any] | None,
     data: dict[str, str] | None,
 ) -> None:
-    """register, token and revoke of acme answer 404 with an OAuth error body (SPEC 4.4-4.6)."""
+    """register, token and revoke of acme answer 404 with an OAuth error body (interface 4.4-4.6)."""
     response = await client.post(flows.oauth_path(endpoint, "acme"), json=json, data=data)
     assert response.status_code == 404
     assert response.headers["content-type"] == "application/json"
@@ -138,7 +138,7 @@ async def test_json_endpoints_of_a_company_without_signin_are_404_with_oauth_err
 async def test_authorize_of_a_company_without_signin_is_an_html_404(
     client: httpx.AsyncClient,
 ) -> None:
-    """authorize of acme answers a 404 page, never a redirect (SPEC 4.3)."""
+    """authorize of acme answers a 404 page, never a redirect (interface 4.3)."""
     params = flows.authorize_params("fdc_whatever", flows.Pkce.new())
     response = await flows.authorize(client, params, "acme")
     assert response.status_code == 404

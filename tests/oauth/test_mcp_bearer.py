@@ -1,4 +1,4 @@
-"""Bearer tokens on the MCP endpoint (SPEC 5.2-5.5, 7.1): who a token speaks for, what a
+"""Bearer tokens on the MCP endpoint (interface 5.2-5.5, 7.1): who a token speaks for, what a
 guest is told, and every token that must be refused with 401."""
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ async def test_a_guest_can_still_call_public_tools(client: httpx.AsyncClient) ->
 
 
 async def test_a_token_in_the_query_string_is_ignored(client: httpx.AsyncClient) -> None:
-    """Bearer tokens count only in the Authorization header (SPEC 5.6)."""
+    """Bearer tokens count only in the Authorization header (interface 5.6)."""
     tokens = await flows.obtain_tokens(client)
     response = await client.post(
         "/v1/initech/mcp",
@@ -315,7 +315,7 @@ async def test_a_token_of_another_sign_in_company_is_401_there(
 async def test_a_token_sent_to_a_company_without_signin_is_401_without_discovery(
     client: httpx.AsyncClient,
 ) -> None:
-    """initech's token at acme: 401 error=invalid_token and no resource_metadata (SPEC 5.4)."""
+    """initech's token at acme: 401 error=invalid_token and no resource_metadata (interface 5.4)."""
     tokens = await flows.obtain_tokens(client)
     response = await flows.mcp(
         client, flows.tool_call("echo", {"text": "x"}), "acme", token=tokens.access

@@ -110,7 +110,7 @@ async def test_a_reused_refresh_token_is_counted(serve: Serve) -> None:
     served = await serve()
     tokens = await obtain_tokens(served.client)
     assert (await refresh(served.client, tokens)).status_code == 200
-    # The spent token again: it works once (SPEC 3.2), so this is reuse, and the family ends.
+    # The spent token again: it works once (interface 3.2), so this is reuse, and the family ends.
     assert (await refresh(served.client, tokens)).status_code == 400
     text = await scrape(served.client)
     assert value(text, "frontdesk_refresh_token_reuse_detected_total", company="initech") == 1

@@ -1,4 +1,4 @@
-"""The refresh-token grant: single use, rotation, and reuse detection (SPEC 3.2, 8;
+"""The refresh-token grant: single use, rotation, and reuse detection (interface 3.2, 8;
 DESIGN: a used refresh token revokes its family, RFC 9700 4.14). A company may choose a
 retry window instead (tests/oauth/test_refresh_retries.py); the test companies here keep
 the contract's rule."""
@@ -106,7 +106,7 @@ async def test_an_expired_refresh_token_is_invalid_grant(
 async def test_a_refresh_token_lives_at_most_thirty_days(
     app: Frontdesk, client: httpx.AsyncClient
 ) -> None:
-    """The stored expiry of a new refresh token is within 30 days (SPEC 3.2)."""
+    """The stored expiry of a new refresh token is within 30 days (interface 3.2)."""
     await flows.obtain_tokens(client)
     async with app.services.database.engine.connect() as connection:
         row = (

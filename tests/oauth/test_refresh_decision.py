@@ -107,7 +107,7 @@ def test_a_wider_scope_is_invalid_scope() -> None:
 
 
 def test_with_no_window_a_spent_token_is_always_reuse() -> None:
-    """The contract's rule (SPEC 3.2, RFC 9700 4.14.2): a refresh token works once; its
+    """The contract's rule (interface 3.2, RFC 9700 4.14.2): a refresh token works once; its
     second presentation ends the family, its pair unspent or not, a pair kept or not, even
     one rotated in the future of this clock (another instance's clock ahead)."""
     assert decided(ROTATED, window=NO_WINDOW) == Reuse(ROTATED.family_id)

@@ -1,4 +1,4 @@
-"""A refresh token works once (SPEC 3.2): presented again it is invalid_grant and ends its
+"""A refresh token works once (interface 3.2): presented again it is invalid_grant and ends its
 family (RFC 9700 4.14.2). A company may choose a retry window instead (oauth.refresh): a
 spent token sent again within it, while the refresh token of the pair its rotation produced
 is unspent, gets that same pair again, and nothing new is issued. On SQLite and

@@ -1,4 +1,4 @@
-"""Dynamic client registration over HTTP (SPEC 2.3, 2.4, 4.4, 7.2)."""
+"""Dynamic client registration over HTTP (interface 2.3, 2.4, 4.4, 7.2)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ async def test_each_registration_gets_its_own_client_id(client: httpx.AsyncClien
 async def test_https_and_loopback_http_redirect_uris_are_accepted(
     client: httpx.AsyncClient, redirect_uris: list[str]
 ) -> None:
-    """https anywhere, http on a loopback host (SPEC 2.3)."""
+    """https anywhere, http on a loopback host (interface 2.3)."""
     response = await flows.register_response(client, {"redirect_uris": redirect_uris})
     assert response.status_code == 201, response.text
     assert response.json()["redirect_uris"] == redirect_uris
@@ -153,7 +153,7 @@ async def test_unknown_client_metadata_fields_are_tolerated(client: httpx.AsyncC
 
 
 async def test_a_registration_without_a_name_is_accepted(client: httpx.AsyncClient) -> None:
-    """client_name is optional (SPEC 2.3)."""
+    """client_name is optional (interface 2.3)."""
     response = await flows.register_response(client, {"redirect_uris": [flows.REDIRECT_URI]})
     assert response.status_code == 201
     assert response.json()["token_endpoint_auth_method"] == "none"

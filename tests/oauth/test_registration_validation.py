@@ -1,4 +1,4 @@
-"""Registration metadata checks without HTTP (RFC 7591; SPEC 2.3; DESIGN: redirect URIs):
+"""Registration metadata checks without HTTP (RFC 7591; interface 2.3; DESIGN: redirect URIs):
 as lenient as RFC 7591 3.2.1 allows, strict on redirect URIs."""
 
 from __future__ import annotations

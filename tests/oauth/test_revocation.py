@@ -1,4 +1,4 @@
-"""Token revocation (SPEC 2.7, 3.4, 4.6; RFC 7009): 200 whatever the token, a refresh token
+"""Token revocation (interface 2.7, 3.4, 4.6; RFC 7009): 200 whatever the token, a refresh token
 takes its family with it, an access token goes alone."""
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ async def test_a_missing_token_is_invalid_request(client: httpx.AsyncClient) -> 
 
 
 async def test_revocation_at_a_company_without_signin_is_404(client: httpx.AsyncClient) -> None:
-    """acme has no sign-in: 404 with an OAuth error body (SPEC 4.6)."""
+    """acme has no sign-in: 404 with an OAuth error body (interface 4.6)."""
     response = await flows.revoke(client, "fdat_x", "fdc_x", "acme")
     assert response.status_code == 404
     assert isinstance(response.json()["error"], str)

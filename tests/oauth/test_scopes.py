@@ -74,5 +74,5 @@ def test_offered_keeps_only_what_the_service_offers(
 
 
 def test_the_supported_scopes_are_profile_and_email() -> None:
-    """The contract's two scopes, nothing more (SPEC 2.1)."""
+    """The contract's two scopes, nothing more (interface 2.1)."""
     assert set(scopes.SUPPORTED) == {"profile", "email"}

@@ -1,4 +1,4 @@
-"""The token endpoint's authorization-code grant (SPEC 2.5, 2.6, 4.5, 7.2), and how codes and
+"""The token endpoint's authorization-code grant (interface 2.5, 2.6, 4.5, 7.2), and how codes and
 tokens are kept (DESIGN: only their SHA-256 is stored)."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def assert_oauth_error(response: httpx.Response, status: int, error: str) -> Non
 
 
 async def test_a_code_is_exchanged_for_a_bearer_token_pair(client: httpx.AsyncClient) -> None:
-    """200 with the fields of SPEC 2.6, token_type Bearer, at most an hour, not cached."""
+    """200 with the fields of interface 2.6, token_type Bearer, at most an hour, not cached."""
     response = await flows.exchange(client, await flows.sign_in(client))
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "application/json"
@@ -134,7 +134,7 @@ async def test_a_missing_grant_type_is_invalid_request(client: httpx.AsyncClient
 async def test_a_missing_code_parameter_is_invalid_request(
     client: httpx.AsyncClient, missing: str
 ) -> None:
-    """code, redirect_uri and code_verifier are required (SPEC 2.5)."""
+    """code, redirect_uri and code_verifier are required (interface 2.5)."""
     signed_in = await flows.sign_in(client)
     form = flows.code_form(signed_in)
     del form[missing]
@@ -252,7 +252,7 @@ async def test_a_code_of_one_company_is_unknown_at_another(
 async def test_a_body_that_is_not_a_form_is_refused(
     client: httpx.AsyncClient, content_type: str | None
 ) -> None:
-    """The token request must be application/x-www-form-urlencoded (SPEC 4.5)."""
+    """The token request must be application/x-www-form-urlencoded (interface 4.5)."""
     signed_in = await flows.sign_in(client)
     form = flows.code_form(signed_in)
     if content_type == "application/json":

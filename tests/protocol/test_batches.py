@@ -1,4 +1,4 @@
-"""Batches of 1 to 20 and notifications (SPEC 2.9, 2.10, 4.2, 8)."""
+"""Batches of 1 to 20 and notifications (interface 2.9, 2.10, 4.2, 8)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The HTTP face of ``/v1/{tenantKey}/mcp``: methods, body limits, framing errors, tenants,
-protocol version header, rate limits, tokens and request ids (SPEC 4.2, 7.1, 8)."""
+protocol version header, rate limits, tokens and request ids (interface 4.2, 7.1, 8)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ async def test_get_is_refused_with_405_and_an_allow_header(client: httpx.AsyncCl
 
 
 async def test_delete_acknowledges_with_ok_true(client: httpx.AsyncClient) -> None:
-    """DELETE answers 200 with {"ok": true} (SPEC 4.2)."""
+    """DELETE answers 200 with {"ok": true} (interface 4.2)."""
     response = await client.delete(ACME)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
@@ -212,7 +212,7 @@ INVALID_MESSAGES: dict[str, object] = {
 async def test_json_that_is_not_a_contract_request_is_refused_with_400(
     client: httpx.AsyncClient, document: object
 ) -> None:
-    """JSON that breaks SPEC 2.9 answers 400 with a -32600 envelope."""
+    """JSON that breaks interface 2.9 answers 400 with a -32600 envelope."""
     response = await client.post(ACME, content=orjson.dumps(document), headers=JSON_HEADERS)
     assert_envelope(response, 400, INVALID_REQUEST)
 

@@ -1,4 +1,4 @@
-"""The JSON-RPC framing: what ``parse_body`` admits (SPEC 2.9) and the envelopes it builds."""
+"""The JSON-RPC framing: what ``parse_body`` admits (interface 2.9) and the envelopes it builds."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def test_an_empty_batch_is_refused() -> None:
 def test_an_id_that_is_not_a_string_or_integer_is_refused(
     message: dict[str, Any], bad_id: object
 ) -> None:
-    """An id of null, a boolean, a fraction, an array or an object is refused (SPEC 2.9)."""
+    """An id of null, a boolean, a fraction, an array or an object is refused (interface 2.9)."""
     with pytest.raises(InvalidRequest):
         parse_body(encode({**message, "id": bad_id}))
 
@@ -241,7 +241,7 @@ def test_a_refused_message_keeps_its_valid_id() -> None:
 
 
 def test_success_envelope_has_the_contracts_fields() -> None:
-    """A success reply is jsonrpc, id and result (SPEC 2.10)."""
+    """A success reply is jsonrpc, id and result (interface 2.10)."""
     assert success(7, {"a": 1}) == {"jsonrpc": "2.0", "id": 7, "result": {"a": 1}}
 
 

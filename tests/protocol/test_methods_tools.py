@@ -1,5 +1,5 @@
 """``tools/list`` and ``tools/call``: listing shapes, results, and every way a call can fail
-without failing the JSON-RPC request (SPEC 4.2, 5.3-5.4; MCP tools)."""
+without failing the JSON-RPC request (interface 4.2, 5.3-5.4; MCP tools)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """MCP 2026-07-28 on ``/v1/{tenantKey}/mcp``: the per-request envelope and routing headers,
 ``server/discover``, the fields its results carry, its errors and their statuses, and the
-contract (SPEC 4.2, 7.1, 8) holding for it as for 2025."""
+contract (interface 4.2, 7.1, 8) holding for it as for 2025."""
 
 from __future__ import annotations
 
@@ -172,7 +172,7 @@ async def test_a_guest_tool_call_is_complete_and_names_the_server(
 async def test_a_personal_tool_called_as_a_guest_is_401_with_both_challenges(
     client: httpx.AsyncClient,
 ) -> None:
-    """SPEC 5.5 holds in 2026-07-28: 401, WWW-Authenticate and the challenge in _meta."""
+    """interface 5.5 holds in 2026-07-28: 401, WWW-Authenticate and the challenge in _meta."""
     message = modern("tools/call", {"name": "whoami"})
     response = await post(client, message, "/v1/initech/mcp")
     assert response.status_code == 401
@@ -360,7 +360,7 @@ async def test_a_body_claiming_2026_without_the_header_is_header_mismatch(
 
 
 async def test_a_batch_is_served_member_by_member(client: httpx.AsyncClient) -> None:
-    """SPEC 2.9 batches: the header names the revision, each member carries its envelope;
+    """interface 2.9 batches: the header names the revision, each member carries its envelope;
     a member at fault gets its own error, the others their results, in a 200."""
     echo = {"name": "echo", "arguments": {"text": "a"}}
     batch = [
@@ -458,6 +458,6 @@ async def test_each_company_lists_only_its_own_tools(client: httpx.AsyncClient) 
 async def test_an_unknown_session_id_is_404_as_the_contract_says(
     client: httpx.AsyncClient,
 ) -> None:
-    """SPEC 3.5 wins over the revision (which ignores sessions): an unknown id is 404."""
+    """interface 3.5 wins over the revision (which ignores sessions): an unknown id is 404."""
     response = await post(client, modern("tools/list"), **{"mcp-session-id": "made.up"})
     assert_envelope(response, 404, SESSION_UNKNOWN)

@@ -205,7 +205,7 @@ async def test_headers_no_tool_declares_are_ignored(client: httpx.AsyncClient) -
 
 
 async def test_every_batch_member_is_held_to_the_headers(client: httpx.AsyncClient) -> None:
-    """A batch (SPEC 2.9) repeats one call's headers: members whose arguments they describe
+    """A batch (interface 2.9) repeats one call's headers: members whose arguments they describe
     run; a member they do not describe, or headers left out, refuse the whole batch with
     -32020 and that member's id, before any member runs."""
     same = [call_message({"region": "us-west1"}, request_id=1)]

@@ -1,5 +1,5 @@
 """``Mcp-Session-Id`` at the endpoint: issued by initialize, checked on every later POST,
-"unknown" → 404 (SPEC 3.5, 4.2, 7.1; DESIGN, sessions)."""
+"unknown" → 404 (interface 3.5, 4.2, 7.1; DESIGN, sessions)."""
 
 from __future__ import annotations
 

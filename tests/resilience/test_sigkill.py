@@ -120,7 +120,7 @@ async def test_sigkill_mid_load_loses_no_token_and_revives_no_spent_one(
         for chain, cut_off_refresh_happened in zip(chains, completed, strict=True):
             # The token the client holds; after a refresh whose answer was lost with the
             # process, that is the one it sent. Committed before the kill, that refresh
-            # spent it: a refresh token works once (SPEC 3.2), so sending it again ends the
+            # spent it: a refresh token works once (interface 3.2), so sending it again ends the
             # family (the test company chose no retry window, oauth.refresh).
             renewed = await refresh(client, holding(chain, chain.refresh_token))
             renewals += 1

@@ -134,7 +134,7 @@ def _reader(
     return _load(tenant_key, what, name, lambda: resource_reader(provider.target))
 
 
-# SPEC 5.5: with sign-in, every tool can be called both ways: a guest gets the public
+# interface 5.5: with sign-in, every tool can be called both ways: a guest gets the public
 # behaviour, a signed-in customer the personal one. Mirrored in _meta for clients that
 # read it there (the OpenAI Apps SDK convention).
 SECURITY_SCHEMES: list[dict[str, Any]] = [

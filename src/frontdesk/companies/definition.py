@@ -314,7 +314,7 @@ class SigninSetup(Model):
     # Upper bounds from the contract: 60 minutes and 30 days.
     access_token_minutes: int = Field(default=60, ge=1, le=60)
     refresh_token_days: int = Field(default=30, ge=1, le=30)
-    # A deviation from SPEC 3.2 a company may choose: a retry window (oauth.refresh).
+    # A deviation from interface 3.2 a company may choose: a retry window (oauth.refresh).
     refresh_retry_seconds: int = Field(default=0, ge=0, le=REFRESH_RETRY_MAX_SECONDS)
     # Private-use URI schemes (RFC 8252 7.1) that native clients of this company may
     # register redirect URIs on, e.g. ["cursor"]. None by default: the contract allows only

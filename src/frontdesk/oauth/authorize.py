@@ -1,4 +1,4 @@
-"""``GET /v1/{tenantKey}/oauth/authorize`` (SPEC 4.3): check the request, then show the
+"""``GET /v1/{tenantKey}/oauth/authorize`` (interface 4.3): check the request, then show the
 customer the consent page.
 
 Until the client and its redirect URI are verified, nothing may be sent to the redirect
@@ -29,7 +29,7 @@ from frontdesk.ratelimit import parse_rate_limit
 from frontdesk.signing import MAX_SIGNED_LENGTH
 
 MAX_STATE_LENGTH = 2048
-# What authorize reads (SPEC 4.3, RFC 8707): one of these given twice is refused, any
+# What authorize reads (interface 4.3, RFC 8707): one of these given twice is refused, any
 # other parameter is ignored, repeated or not (RFC 6749 3.1).
 READ_PARAMETERS = frozenset(
     {

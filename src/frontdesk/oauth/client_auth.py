@@ -1,4 +1,4 @@
-"""Client authentication at the token and revocation endpoints (SPEC 4.5, 4.6): public
+"""Client authentication at the token and revocation endpoints (interface 4.5, 4.6): public
 clients prove nothing but their id, which must name a client of this company."""
 
 from __future__ import annotations

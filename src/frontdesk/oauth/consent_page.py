@@ -3,7 +3,7 @@ oauth.client_display, as the account page names it), what it will be able to do 
 where they go next, and where they can take the access back.
 
 "What it will be able to do" is the company's personal tools, the ones that act on the
-customer's own account (SPEC 5.5), by the name MCP tells a person (MCP 2025-06-18,
+customer's own account (interface 5.5), by the name MCP tells a person (MCP 2025-06-18,
 ``Tool``: ``title``, then ``annotations.title``, then ``name``). A tool that may change or
 delete something is marked, by MCP's own defaults (``ToolAnnotations``: ``readOnlyHint``
 false and ``destructiveHint`` true unless the company says otherwise): a tool the company

@@ -1,5 +1,5 @@
 """What every OAuth endpoint shares: the services it calls, and the company whose
-authorization server a request is addressed to (SPEC 1.2, 1.4)."""
+authorization server a request is addressed to (interface 1.2, 1.4)."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ class OAuthServices:
         return self.addresses.resolve(request.scope)
 
     async def signin_company(self, request: Request, *, page: bool = False) -> SigninCompany:
-        """The company in the path, or 404 (SPEC 4.1, 7.2): as an OAuth error body for a
+        """The company in the path, or 404 (interface 4.1, 7.2): as an OAuth error body for a
         client, or as a page for the customer's browser (``page``)."""
         company = await self.registry.active(request.path_params["tenant"])
         if company is None or company.definition.signin is None:

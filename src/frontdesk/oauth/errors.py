@@ -1,8 +1,8 @@
 """Every error the OAuth endpoints answer with, rendered in one place (``oauth/rendering``).
 
-    OAuthError                     JSON body {"error", "error_description"} (SPEC 2.8)
+    OAuthError                     JSON body {"error", "error_description"} (interface 2.8)
     ├── InvalidRequest             400  invalid_request
-    ├── InvalidClient              401  invalid_client          unknown client (SPEC 4.5)
+    ├── InvalidClient              401  invalid_client          unknown client (interface 4.5)
     ├── InvalidGrant               400  invalid_grant
     ├── UnsupportedGrantType       400  unsupported_grant_type
     ├── InvalidScope               400  invalid_scope

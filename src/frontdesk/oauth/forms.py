@@ -1,6 +1,6 @@
 """Request bodies of the OAuth endpoints, read and checked at the edge: form-urlencoded
-bodies (RFC 6749 3.1, SPEC 2.5/2.7) parsed into pydantic models, and the client id a client
-authenticates with (SPEC 4.5: the HTTP Basic username or ``client_id`` in the form)."""
+bodies (RFC 6749 3.1, interface 2.5/2.7) parsed into pydantic models, and the client id a client
+authenticates with (interface 4.5: the HTTP Basic username or ``client_id`` in the form)."""
 
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def _invalid(error: ValidationError) -> InvalidRequest:
 
 
 def client_id_of(request: Request, form: Mapping[str, str]) -> str:
-    """The client id, from HTTP Basic (as the username) or the form (SPEC 4.5). Read from
+    """The client id, from HTTP Basic (as the username) or the form (interface 4.5). Read from
     the raw form: client authentication comes before the request's own checks
     (RFC 7009 2.2.1)."""
     from_header = _basic_username(request.headers.get("authorization"))

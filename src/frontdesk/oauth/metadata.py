@@ -1,5 +1,5 @@
-"""Discovery (SPEC 4.1): authorization server metadata (RFC 8414, SPEC 2.1) and protected
-resource metadata (RFC 9728, SPEC 2.2). Every URL is built from the base URL."""
+"""Discovery (interface 4.1): authorization server metadata (RFC 8414, interface 2.1) and protected
+resource metadata (RFC 9728, interface 2.2). Every URL is built from the base URL."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def resource_metadata_url(settings: Settings, tenant_key: str) -> str:
 
 
 class Discovery:
-    # The four paths of the authorization server metadata (SPEC 4.1): RFC 8414's
+    # The four paths of the authorization server metadata (interface 4.1): RFC 8414's
     # path-inserted form, OpenID Connect's, and both appended to the issuer.
     ISSUER_PATHS = (
         "/.well-known/oauth-authorization-server/v1/{tenant}/oauth",

@@ -1,4 +1,4 @@
-"""Redirect URIs: which a client may register (RFC 7591 2, SPEC 2.3) and whether the one
+"""Redirect URIs: which a client may register (RFC 7591 2, interface 2.3) and whether the one
 sent to authorize is one it registered (OAuth 2.1 4.1.1, RFC 8252 7.3).
 
 The contract's rule: https, or http on a loopback host. A company may also name private-use

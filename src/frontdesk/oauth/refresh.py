@@ -3,7 +3,7 @@
 ``decide`` reads a plain record of what the store holds for the token and answers one of:
 
 - ``Rotate``: the token is spendable; spend it and issue the next pair.
-- ``Reuse``: the token was spent already. A refresh token works once (SPEC 3.2): one copy
+- ``Reuse``: the token was spent already. A refresh token works once (interface 3.2): one copy
   is in the wrong hands, so the whole family ends (RFC 9700 4.14.2).
 - ``Retry``: only where the company chose a retry window (``signin.refresh_retry_seconds``,
   0 by default, at most 60): the token was spent within that window, the refresh token of

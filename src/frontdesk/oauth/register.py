@@ -1,4 +1,4 @@
-"""``POST /v1/{tenantKey}/oauth/register``: dynamic client registration (RFC 7591, SPEC 2.3,
+"""``POST /v1/{tenantKey}/oauth/register``: dynamic client registration (RFC 7591, interface 2.3,
 2.4, 4.4). Clients are public.
 
 As lenient as RFC 7591 3.2.1 allows: the server registers the client with the values it

@@ -1,4 +1,4 @@
-"""``POST /v1/{tenantKey}/oauth/revoke`` (RFC 7009, SPEC 4.6)."""
+"""``POST /v1/{tenantKey}/oauth/revoke`` (RFC 7009, interface 4.6)."""
 
 from __future__ import annotations
 

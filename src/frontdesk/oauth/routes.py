@@ -1,4 +1,4 @@
-"""The routes of customer sign-in (SPEC 4.1, 4.3-4.6): one endpoint module each, and
+"""The routes of customer sign-in (interface 4.1, 4.3-4.6): one endpoint module each, and
 ``rendering`` turns every error they raise into its response."""
 
 from __future__ import annotations

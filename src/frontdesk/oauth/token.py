@@ -1,4 +1,4 @@
-"""``POST /v1/{tenantKey}/oauth/token`` (SPEC 4.5): the ``authorization_code`` and
+"""``POST /v1/{tenantKey}/oauth/token`` (interface 4.5): the ``authorization_code`` and
 ``refresh_token`` grants."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Who is calling the MCP endpoint: a guest, or a customer by their bearer token
-(SPEC 5.2-5.5), and the ``WWW-Authenticate`` challenges that send a client to sign in."""
+(interface 5.2-5.5), and the ``WWW-Authenticate`` challenges that send a client to sign in."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ class BearerResolver:
         """The signed-in caller behind a request's Authorization header, or Unauthorized
         for a token we cannot accept. (A request with no header is a guest's.)"""
         if not company.has_signin:
-            # SPEC 5.4: no sign-in, so no token can be valid here; no discovery to point at.
+            # interface 5.4: no sign-in, so no token can be valid here; no discovery to point at.
             raise Unauthorized(
                 f"{company.name} has not set up customer sign-in; send no token",
                 challenge=NO_SIGNIN_CHALLENGE,

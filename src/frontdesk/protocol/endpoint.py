@@ -1,5 +1,5 @@
 """``/v1/{tenantKey}/mcp``: turns an HTTP request into JSON-RPC replies, and every error
-into its envelope and status, in this one place (SPEC 4.2, 7.1, 8).
+into its envelope and status, in this one place (interface 4.2, 7.1, 8).
 
 It is a plain ASGI handler, not a framework route: this is the hot path, and each
 request here pays for nothing it does not use. Both revisions are served here: a request
@@ -124,7 +124,7 @@ class McpEndpoint:
             _check_content_type(headers)
             body = parse_body(raw)
             if len(body.messages) > 1:
-                # A batch counts as its calls (SPEC 2.9): the request was counted once
+                # A batch counts as its calls (interface 2.9): the request was counted once
                 # before its body was read, its further members are counted now, and past
                 # the limit the whole request is refused, before any of them runs.
                 await self._count(company, caller, len(body.messages) - 1)
@@ -162,7 +162,7 @@ class McpEndpoint:
             return await _respond_error(send, ServiceUnavailable(UNAVAILABLE), body)
 
         if not replies:
-            # Only notifications: nothing to answer (SPEC 4.2).
+            # Only notifications: nothing to answer (interface 4.2).
             await respond(send, 202)
             return 202
         answer_headers = [JSON_CONTENT]
@@ -260,7 +260,7 @@ class McpEndpoint:
 
 async def _answer_other_method(method: str, send: Send) -> int:
     if method == "DELETE":
-        # Sessions hold no state here, so ending one only acknowledges it (SPEC 3.5).
+        # Sessions hold no state here, so ending one only acknowledges it (interface 3.5).
         await respond(send, 200, OK_BODY, [JSON_CONTENT])
         return 200
     if method == "OPTIONS":
@@ -268,7 +268,7 @@ async def _answer_other_method(method: str, send: Send) -> int:
         # (RFC 9110 9.3.7), with the Content-Length of no content.
         await respond(send, 200, b"", [ALLOW_HEADER])
         return 200
-    # GET would open a server-to-client stream, which this endpoint never offers (SPEC 4.2).
+    # GET would open a server-to-client stream, which this endpoint never offers (interface 4.2).
     await respond(send, 405, b"", [ALLOW_HEADER])
     return 405
 

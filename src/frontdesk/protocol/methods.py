@@ -265,7 +265,7 @@ def _prompt_arguments(prompt: PromptDefinition, arguments: dict[str, Any]) -> di
 
 
 def _admit_personal(context: RequestContext, access: Access, what: str) -> None:
-    """Personal resources and prompts follow the tools' rules (SPEC 5.4, 5.5), as errors."""
+    """Personal resources and prompts follow the tools' rules (interface 5.4, 5.5), as errors."""
     if access is not Access.PERSONAL or not context.caller.is_guest:
         return
     challenges = context.sign_in

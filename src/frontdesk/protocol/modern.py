@@ -77,7 +77,7 @@ def modern_request(
 def admit_batch(
     request: ModernRequest, messages: Sequence[Message], tools: dict[str, ServedTool]
 ) -> None:
-    """Refuse a batch (SPEC 2.9) holding a request the routing headers do not describe.
+    """Refuse a batch (interface 2.9) holding a request the routing headers do not describe.
 
     The revision requires Mcp-Method on every request, and Mcp-Name and a tool's
     Mcp-Param-* where the method names something, for intermediaries that route and set

@@ -78,7 +78,7 @@ def _completed(context: RequestContext, result: dict[str, Any]) -> dict[str, Any
 def _listing(context: RequestContext, listing_json: bytes) -> orjson.Fragment:
     """A listing rendered when the company was loaded, with this revision's fields added.
 
-    The listing is the same for every caller of the company, guest or customer (SPEC 5.5),
+    The listing is the same for every caller of the company, guest or customer (interface 5.5),
     so any cache may share it; it stays as it is here as long as this instance keeps the
     company before reading it again (``FRONTDESK_COMPANY_CACHE_SECONDS``).
     """

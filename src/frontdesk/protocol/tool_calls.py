@@ -108,7 +108,7 @@ def refusal_of(
                 " set up customer sign-in, so it cannot be used here.",
                 is_error=True,
             )
-        # SPEC 5.5: the reply says so, and the whole response becomes a 401 whose
+        # interface 5.5: the reply says so, and the whole response becomes a 401 whose
         # challenge sends the client to sign the customer in.
         context.www_authenticate = challenges.guest
         return ToolResult(
