@@ -26,6 +26,11 @@ class Event(StrEnum):
     REFRESH_REUSE_DETECTED = "refresh_reuse_detected"
     FAMILY_REVOKED = "family_revoked"
     TOKEN_REVOKED = "token_revoked"  # noqa: S105 -- an event name, not a secret
+    # The admin API (frontdesk.admin_api): a key of the company made or revoked, and each
+    # request a key made about the company (an operator key's under the company touched).
+    ADMIN_KEY_CREATED = "admin_key_created"
+    ADMIN_KEY_REVOKED = "admin_key_revoked"
+    ADMIN_REQUEST = "admin_request"
 
 
 @dataclass(frozen=True, slots=True)
