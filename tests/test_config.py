@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from frontdesk.config import DEV_SECRET_KEY, Environment, Region, Settings
+from frontdesk.config import (
+    DEV_SECRET_KEY,
+    Environment,
+    Region,
+    Settings,
+    retired_settings_in_environment,
+)
 from frontdesk.errors import ConfigurationError
 
 STRONG_KEY = "k" * 32
@@ -234,3 +240,13 @@ def test_production_takes_narrow_networks_and_warns_of_any_origin() -> None:
     ]
     assert production(cors_origins=["https://app.example"]).production_warnings == []
     assert Settings().production_warnings == []
+
+
+def test_a_retired_setting_still_set_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An operator upgrading with FRONTDESK_REFRESH_RETRY_SECONDS set learns it does nothing."""
+    monkeypatch.delenv("FRONTDESK_REFRESH_RETRY_SECONDS", raising=False)
+    assert retired_settings_in_environment() == []
+    monkeypatch.setenv("frontdesk_refresh_retry_seconds", "30")
+    [warning] = retired_settings_in_environment()
+    assert warning.startswith("FRONTDESK_REFRESH_RETRY_SECONDS is no longer read")
+    assert "signin.refresh_retry_seconds" in warning

@@ -55,6 +55,14 @@ def _split_list(value: object) -> object:
 
 
 ENV_PREFIX = "FRONTDESK_"
+# Settings that once existed and now do nothing, with what took their place: an operator
+# upgrading with one still set is told at start-up instead of silently getting another rule.
+RETIRED_SETTINGS = {
+    "FRONTDESK_REFRESH_RETRY_SECONDS": (
+        "a spent refresh token now always ends its grant, unless the company opts into a"
+        " retry window with signin.refresh_retry_seconds in the companies file"
+    ),
+}
 
 
 class Settings(BaseModel):
@@ -327,6 +335,16 @@ class Settings(BaseModel):
 
     def issuer(self, tenant_key: str) -> str:
         return f"{self.base_url}/v1/{tenant_key}/oauth"
+
+
+def retired_settings_in_environment() -> list[str]:
+    """A warning for each retired ``FRONTDESK_*`` variable still set (``serve`` logs them)."""
+    present = {name.upper() for name in os.environ}
+    return [
+        f"{name} is no longer read: {instead}"
+        for name, instead in RETIRED_SETTINGS.items()
+        if name in present
+    ]
 
 
 def _from_environment() -> dict[str, str]:

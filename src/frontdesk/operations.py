@@ -33,7 +33,7 @@ from frontdesk.company_secrets import (
     redact_secrets,
     unset_variables,
 )
-from frontdesk.config import Settings
+from frontdesk.config import Settings, retired_settings_in_environment
 from frontdesk.errors import ConfigurationError, DatabaseNotReady
 from frontdesk.http_server import check_address, serve_http
 from frontdesk.observability import configure_logging
@@ -76,6 +76,8 @@ def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
     )
     for warning in settings.production_warnings:
         _announce(settings, f"warning: {warning}", "production_warning", warning=warning)
+    for warning in retired_settings_in_environment():
+        _announce(settings, f"warning: {warning}", "retired_setting_warning", warning=warning)
     if settings.should_seed_demo:
         demo = settings.mcp_url("demo")
         _announce(settings, f"Demo company's MCP endpoint: {demo}", "demo_endpoint", url=demo)

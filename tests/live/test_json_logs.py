@@ -68,7 +68,9 @@ def healthy(base_url: str) -> bool:
 
 def test_every_line_serve_writes_is_json(tmp_path: Path) -> None:
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'frontdesk.db'}"
-    running = start_service("sqlite", database_url, tmp_path)
+    # A retired setting still set: serve warns of it, in JSON like every other line.
+    retired = {"FRONTDESK_REFRESH_RETRY_SECONDS": "60"}
+    running = start_service("sqlite", database_url, tmp_path, extra_env=retired)
     service = running.service
     try:
         deadline = time.monotonic() + START_DEADLINE
@@ -92,6 +94,8 @@ def test_every_line_serve_writes_is_json(tmp_path: Path) -> None:
     events = {entry["event"] for entry in entries}
     # Serve's own lines, the preparation child's, a worker's and the access log.
     assert {"starting", "demo_endpoint", "demo_seeded", "serving_company", "request"} <= events
+    [warned] = [entry for entry in entries if entry["event"] == "retired_setting_warning"]
+    assert warned["warning"].startswith("FRONTDESK_REFRESH_RETRY_SECONDS is no longer read")
     [died] = [entry for entry in entries if entry["event"] == GRANIAN_WORKER_DIED]
     assert died["logger"] == "_granian"
     assert died["level"] == "error"
