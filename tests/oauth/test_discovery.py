@@ -126,7 +126,7 @@ async def test_json_endpoints_of_a_company_without_signin_are_404_with_oauth_err
     json: dict[str, Any] | None,
     data: dict[str, str] | None,
 ) -> None:
-    """register, token and revoke of acme answer 404 with an OAuth error body (interface 4.4-4.6)."""
+    """register, token and revoke of acme answer 404 with an OAuth error (interface 4.4-4.6)."""
     response = await client.post(flows.oauth_path(endpoint, "acme"), json=json, data=data)
     assert response.status_code == 404
     assert response.headers["content-type"] == "application/json"

@@ -1,4 +1,4 @@
-"""JSON-RPC 2.0 framing: the contract's request shapes (interface 2.9) and reply envelopes (2.10)."""
+"""JSON-RPC 2.0 framing: the request shapes (interface 2.9) and reply envelopes (2.10)."""
 
 from __future__ import annotations
 
