@@ -28,6 +28,8 @@ from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.companies.seed import seed_demo_company
 from frontdesk.company_secrets import SecretsUnreadable, unset_variables
 from frontdesk.config import Settings
+from frontdesk.console.context import ConsoleServices, McpHandler
+from frontdesk.console.routes import console_routes
 from frontdesk.edge import Edge, protect, request_id_of
 from frontdesk.log_throttle import outage_warnings
 from frontdesk.login.connectors import LoginConnectors
@@ -230,7 +232,7 @@ class Frontdesk(Edge):
             RequestStates(services.settings.secret_keys),
             parse_rate_limit(services.settings.mcp_rate_limit),
         )
-        self._routes = _routes(services, addresses)
+        self._routes = _routes(services, addresses, self._mcp)
         super().__init__(
             protect(self._route, services.settings),
             services.settings,
@@ -250,7 +252,9 @@ class Frontdesk(Edge):
         await self._routes(scope, receive, send)
 
 
-def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
+def _routes(
+    services: Services, addresses: ClientAddressResolver, mcp: McpHandler
+) -> Starlette:
     async def healthz(_request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
@@ -324,6 +328,19 @@ def _routes(services: Services, addresses: ClientAddressResolver) -> Starlette:
                 *account_routes(
                     oauth,
                     ConnectedClients(services.database.engine, services.database.grant_changes),
+                ),
+                # The companies' console (frontdesk.console).
+                *console_routes(
+                    ConsoleServices(
+                        settings=services.settings,
+                        database=services.database,
+                        companies=services.companies,
+                        registry=services.registry,
+                        logins=services.logins,
+                        limiter=services.limiter,
+                        addresses=addresses,
+                        mcp=mcp,
+                    )
                 ),
                 Route("/", index),
                 Route("/healthz", healthz),

@@ -173,6 +173,12 @@ class Settings(BaseModel):
     log_level: str = "INFO"
     log_json: bool = True
     access_log: bool = True
+    # The operators' sign-in to the console (/console/): one OpenID provider for the
+    # deployment, and the verified addresses it may sign in (frontdesk.console).
+    console_operator_issuer: str | None = Field(default=None, pattern=r"^https?://[^\s?#]+$")
+    console_operator_client_id: str | None = None
+    console_operator_client_secret: str | None = None
+    console_operator_emails: list[str] = Field(default_factory=list)
 
     def __init__(self, **values: Any) -> None:
         super().__init__(**{**_from_environment(), **values})
@@ -184,6 +190,7 @@ class Settings(BaseModel):
         "allowed_hosts",
         "cors_origins",
         "backend_allowed_networks",
+        "console_operator_emails",
         mode="before",
     )(_split_list)
 

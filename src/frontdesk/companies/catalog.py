@@ -202,7 +202,12 @@ class ServedCompany:
         self.tenant_key = key
         self.name = definition.name
         self.rate_limit: RateLimit = parse_rate_limit(definition.rate_limit or default_rate_limit)
-        self.tools = {tool.name: _serve_tool(key, tool, providers) for tool in definition.tools}
+        # A disabled tool (switched off in the console) is not served: unknown to clients.
+        self.tools = {
+            tool.name: _serve_tool(key, tool, providers)
+            for tool in definition.tools
+            if tool.enabled
+        }
         self.resources = {
             resource.uri: ServedResource(
                 resource, _reader(key, "resource", resource.uri, resource.provider)

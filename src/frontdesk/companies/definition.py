@@ -25,6 +25,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from frontdesk.companies.branding import Branding
+from frontdesk.companies.console_setup import ConsoleSetup
 from frontdesk.companies.header_declarations import InvalidDeclaration, declarations
 from frontdesk.company_secrets import not_redacted
 from frontdesk.config import LOOPBACK_HOSTS, Region
@@ -147,11 +148,10 @@ class ToolDefinition(Model):
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
     output_schema: dict[str, Any] | None = None
     annotations: ToolAnnotations | None = None
-    # Seconds a call may take before the caller is told the tool timed out.
-    timeout: float = Field(default=30.0, gt=0, le=300)
-    # What every call asks of the client, e.g. [elicitation] for a tool that always has the
-    # customer confirm: a client that does not declare it is refused before the tool runs
-    # (MCP 2026-07-28, -32021), rather than the tool running only to ask what cannot be asked.
+    timeout: float = Field(default=30.0, gt=0, le=300)  # seconds, then the call timed out
+    enabled: bool = True  # False: kept in the definition, not served (companies.catalog)
+    # What every call asks of the client, e.g. [elicitation]: a client without it is refused
+    # before the tool runs (MCP 2026-07-28, -32021), not asked what it cannot answer.
     required_client_capabilities: list[ClientCapability] = Field(default_factory=list)
     provider: ProviderRef
 
@@ -366,8 +366,8 @@ class CompanyDefinition(Model):
     # default applies when absent.
     rate_limit: str | None = None
     signin: SigninSetup | None = None
-    # Logo, colour and links on the sign-in pages (companies.branding).
-    branding: Branding | None = None
+    branding: Branding | None = None  # logo, colour, links of the pages (companies.branding)
+    console: ConsoleSetup | None = None  # the staff's console (companies.console_setup)
     tools: list[ToolDefinition] = Field(default_factory=list)
     resources: list[ResourceDefinition] = Field(default_factory=list)
     resource_templates: list[ResourceTemplateDefinition] = Field(default_factory=list)

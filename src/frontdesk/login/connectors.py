@@ -66,6 +66,24 @@ class LoginConnectors:
                     self._oidc[key] = connector
                 return connector
 
+    def console_oidc(
+        self, owner: str, issuer: str, client_id: str, secret: str | None, scopes: list[str]
+    ) -> LoginConnector:
+        """The OpenID Connect login of a console sign-in (frontdesk.console): a company's
+        staff's (``owner`` its tenant key) or the operators' (``owner`` empty), kept as a
+        company's customer login is, and refused in production unless its issuer is safe."""
+        if not secret or (self._settings.is_production and not issuer_is_safe(issuer)):
+            raise LoginFailed(UNAVAILABLE)
+        key = (f"console:{owner}", f"{issuer} {client_id} {' '.join(scopes)}")
+        connector = self._oidc.get(key)
+        if connector is None:
+            from frontdesk.login.oidc import OidcLogin, OidcSettings
+
+            settings = OidcSettings(issuer, client_id, secret, tuple(scopes))
+            connector = OidcLogin(settings, self._outbound.for_logins(), self._policy)
+            self._oidc[key] = connector
+        return connector
+
     @staticmethod
     def _oidc_settings(
         tenant_key: str, login: OidcSetup, settings: type[OidcSettings]
