@@ -1,5 +1,7 @@
 """What the operator's commands on a company's state do: deactivate or delete it, list and
-revoke its clients and its customers' grants. Typed functions the CLI forwards to.
+revoke its clients and its customers' grants. Typed functions the CLI forwards to;
+each ``*_in`` twin works on a database already open, for the admin API (frontdesk.admin_api),
+so the command and the API never disagree.
 
 What each does to a company's clients and tokens (and the CLI says so):
 
@@ -58,35 +60,53 @@ async def set_active(settings: Settings, tenant_key: str, active: bool) -> bool:
 
 async def delete_company(settings: Settings, tenant_key: str) -> DeletedCompany:
     async with opened(settings) as database:
-        admin = await require_company(database, tenant_key)
-        return await admin.delete_company(tenant_key, datetime.now(UTC))
+        return await delete_company_in(database, tenant_key)
+
+
+async def delete_company_in(database: Database, tenant_key: str) -> DeletedCompany:
+    admin = await require_company(database, tenant_key)
+    return await admin.delete_company(tenant_key, datetime.now(UTC))
 
 
 async def list_clients(settings: Settings, tenant_key: str) -> list[ClientRow]:
     async with opened(settings) as database:
-        admin = await require_company(database, tenant_key)
-        return await admin.clients(tenant_key)
+        return await list_clients_in(database, tenant_key)
+
+
+async def list_clients_in(database: Database, tenant_key: str) -> list[ClientRow]:
+    admin = await require_company(database, tenant_key)
+    return await admin.clients(tenant_key)
 
 
 async def revoke_client(settings: Settings, tenant_key: str, client_id: str) -> list[int]:
     """End every grant of the client at this company; the family ids revoked."""
     async with opened(settings) as database:
-        admin = await require_company(database, tenant_key)
-        if not await admin.client_known(tenant_key, client_id):
-            raise UnknownTarget(f"company {tenant_key!r} has no client {client_id!r}")
-        return await admin.revoke_families(
-            tenant_key, datetime.now(UTC), CLIENT_REVOKED, client_id=client_id
-        )
+        return await revoke_client_in(database, tenant_key, client_id)
+
+
+async def revoke_client_in(database: Database, tenant_key: str, client_id: str) -> list[int]:
+    admin = await require_company(database, tenant_key)
+    if not await admin.client_known(tenant_key, client_id):
+        raise UnknownTarget(f"company {tenant_key!r} has no client {client_id!r}")
+    return await admin.revoke_families(
+        tenant_key, datetime.now(UTC), CLIENT_REVOKED, client_id=client_id
+    )
 
 
 async def list_grants(
     settings: Settings, tenant_key: str, customer: str | None = None
 ) -> list[GrantRow]:
     async with opened(settings) as database:
-        admin = await require_company(database, tenant_key)
-        if customer is not None:
-            await _require_customer(admin, tenant_key, customer)
-        return await admin.grants(tenant_key, customer)
+        return await list_grants_in(database, tenant_key, customer)
+
+
+async def list_grants_in(
+    database: Database, tenant_key: str, customer: str | None = None
+) -> list[GrantRow]:
+    admin = await require_company(database, tenant_key)
+    if customer is not None:
+        await _require_customer(admin, tenant_key, customer)
+    return await admin.grants(tenant_key, customer)
 
 
 async def revoke_grants(
@@ -99,24 +119,36 @@ async def revoke_grants(
     """Revoke the named families of this company, or every grant of the customer; the ids
     of the families revoked (those already revoked are left as they are)."""
     async with opened(settings) as database:
-        admin = await require_company(database, tenant_key)
-        if customer is not None:
-            await _require_customer(admin, tenant_key, customer)
-        if family_ids:
-            ours = await admin.known_families(tenant_key, family_ids)
-            # Another company's family is as unknown here as one that never was.
-            strangers = sorted(set(family_ids) - ours)
-            if strangers:
-                raise UnknownTarget(
-                    f"company {tenant_key!r} has no grant {', '.join(map(str, strangers))}"
-                )
-        return await admin.revoke_families(
-            tenant_key,
-            datetime.now(UTC),
-            OPERATOR_REVOKED,
-            family_ids=family_ids,
-            customer=customer,
+        return await revoke_grants_in(
+            database, tenant_key, family_ids=family_ids, customer=customer
         )
+
+
+async def revoke_grants_in(
+    database: Database,
+    tenant_key: str,
+    *,
+    family_ids: Sequence[int] = (),
+    customer: str | None = None,
+) -> list[int]:
+    admin = await require_company(database, tenant_key)
+    if customer is not None:
+        await _require_customer(admin, tenant_key, customer)
+    if family_ids:
+        ours = await admin.known_families(tenant_key, family_ids)
+        # Another company's family is as unknown here as one that never was.
+        strangers = sorted(set(family_ids) - ours)
+        if strangers:
+            raise UnknownTarget(
+                f"company {tenant_key!r} has no grant {', '.join(map(str, strangers))}"
+            )
+    return await admin.revoke_families(
+        tenant_key,
+        datetime.now(UTC),
+        OPERATOR_REVOKED,
+        family_ids=family_ids,
+        customer=customer,
+    )
 
 
 async def _require_customer(admin: Administration, tenant_key: str, customer: str) -> None:

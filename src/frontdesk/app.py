@@ -20,6 +20,8 @@ from starlette.routing import Route
 from frontdesk import __version__
 from frontdesk.account.routes import account_routes
 from frontdesk.addresses import AddressPolicy
+from frontdesk.admin_api import admin_routes
+from frontdesk.admin_api.guard import AdminContext
 from frontdesk.allowed_methods import one_route_per_path
 from frontdesk.asgi import Receive, Scope, Send
 from frontdesk.companies.production import stored_problems
@@ -52,6 +54,7 @@ from frontdesk.protocol.sessions import SessionSigner
 from frontdesk.purging import PeriodicPurge
 from frontdesk.ratelimit import RateLimiter, parse_rate_limit
 from frontdesk.secret_box import SecretBox
+from frontdesk.store.admin_keys import AdminKeys
 from frontdesk.store.bounds import Timeouts
 from frontdesk.store.clients import ClientRepository
 from frontdesk.store.companies import CompanyRepository, StoredCompany
@@ -347,6 +350,19 @@ def _routes(
                 Route("/readyz", readyz),
                 Route("/metrics", metrics),
                 Route("/openapi.yaml", openapi),
+                # Companies managed with a key (frontdesk.admin_api).
+                *admin_routes(
+                    AdminContext(
+                        settings=services.settings,
+                        database=services.database,
+                        companies=services.companies,
+                        keys=AdminKeys(services.database.engine),
+                        limiter=services.limiter,
+                        limit=parse_rate_limit(services.settings.admin_rate_limit),
+                        addresses=addresses,
+                        outbound=services.outbound,
+                    )
+                ),
             ]
         ),
         exception_handlers={

@@ -119,6 +119,8 @@ class Settings(BaseModel):
     # a few products behind one address cost nothing after each product's first fetch,
     # while an address naming a new URL on every request is held to one a second.
     client_document_fetch_rate_limit: str = "60/minute"
+    # Per admin API key (/admin/v1), and per client address for requests with no valid key.
+    admin_rate_limit: str = "120/minute"
     # Clients whose X-Forwarded-For we believe (the load balancers in front of us).
     trusted_proxies: list[str] = Field(default_factory=list)
     # Networks a company's backend may resolve to besides public addresses (SSRF guard),
@@ -237,6 +239,7 @@ class Settings(BaseModel):
         "oauth_rate_limit",
         "oauth_client_rate_limit",
         "client_document_fetch_rate_limit",
+        "admin_rate_limit",
     )
     @classmethod
     def _rate_limit_parses(cls, value: str) -> str:

@@ -19,6 +19,7 @@ from sqlalchemy import ColumnElement, Select, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from frontdesk.store import consents as remembered
+from frontdesk.store.admin_keys import revoke_company_keys
 from frontdesk.store.database import for_reads
 from frontdesk.store.families import revoke_family_in
 from frontdesk.store.moments import as_utc
@@ -280,6 +281,9 @@ class Administration:
             for family_id in ids:
                 await revoke_family_in(connection, family_id, now, "company_deleted")
             counts = await _delete_rows(connection, tenant_key)
+            # Its admin keys end with it: a company made again under this tenant key starts
+            # with no key of the one deleted (their rows stay for the audit log).
+            await revoke_company_keys(connection, tenant_key, now)
         return DeletedCompany(len(ids), counts)
 
 

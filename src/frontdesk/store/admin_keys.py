@@ -177,6 +177,22 @@ class AdminKeys:
             )
         return _row_key(row)
 
+    async def record_use(
+        self, key_id: str, tenant_key: str, method: str, route: str, status: int, now: datetime
+    ) -> None:
+        """A request the key made about the company, in the company's audit log."""
+        async with self._engine.begin() as connection:
+            await audit.record(
+                connection,
+                tenant_key,
+                audit.Event.ADMIN_REQUEST,
+                now,
+                key_id=key_id,
+                method=method,
+                route=route,
+                status=status,
+            )
+
 
 async def revoke_company_keys(connection: AsyncConnection, tenant_key: str, now: datetime) -> int:
     """Within the caller's transaction (a company's deletion): every live key of the

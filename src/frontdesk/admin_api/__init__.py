@@ -1,0 +1,57 @@
+"""The admin API at /admin/v1 (README "For companies: the admin API"; its interface in
+``openapi.json`` here): companies, their parts and connections, managed with a key made
+by `frontdesk keys create`.
+
+Every route is in ``ROUTES``, one line each: a path under /admin/v1, its handler (a module
+per concern: companies, parts, connections, audit) and its methods. A new route is a
+handler ``async def handler(call: AdminCall) -> Response`` in a module of its own, added
+to ``ROUTES`` (and to ``openapi.json``); the guard (admin_api.guard) gives it the key, the
+limit, the company check, the error rendering and the audit record.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from frontdesk.admin_api import audit, companies, connections, parts
+from frontdesk.admin_api.guard import PREFIX, AdminContext, Handler, admin_route
+
+COMPANY = "/companies/{tenant}"
+
+ROUTES: list[tuple[str, Handler, list[str]]] = [
+    ("/companies", companies.list_companies, ["GET"]),
+    (COMPANY, companies.get_company, ["GET"]),
+    (COMPANY, companies.put_company, ["PUT"]),
+    (COMPANY, companies.patch_company, ["PATCH"]),
+    (COMPANY, companies.delete_company, ["DELETE"]),
+    (COMPANY + "/tools", parts.list_tools, ["GET"]),
+    (COMPANY + "/tools/{name}", parts.get_tool, ["GET"]),
+    (COMPANY + "/tools/{name}", parts.put_tool, ["PUT"]),
+    (COMPANY + "/tools/{name}", parts.delete_tool, ["DELETE"]),
+    (COMPANY + "/signin", parts.get_signin, ["GET"]),
+    (COMPANY + "/signin", parts.put_signin, ["PUT"]),
+    (COMPANY + "/branding", parts.get_branding, ["GET"]),
+    (COMPANY + "/branding", parts.put_branding, ["PUT"]),
+    (COMPANY + "/clients", connections.list_clients, ["GET"]),
+    (COMPANY + "/clients/{clientId:path}", connections.revoke_client, ["DELETE"]),
+    (COMPANY + "/grants", connections.list_grants, ["GET"]),
+    (COMPANY + "/grants/{grantId}", connections.revoke_grant, ["DELETE"]),
+    (COMPANY + "/audit", audit.audit_events, ["GET"]),
+]
+
+
+def admin_routes(context: AdminContext) -> list[Route]:
+    """The admin API's routes, and its OpenAPI document (public, like /openapi.yaml)."""
+    interface = files("frontdesk.admin_api").joinpath("openapi.json").read_bytes()
+
+    async def openapi(_request: Request) -> Response:
+        return Response(interface, media_type="application/json")
+
+    return [
+        Route(PREFIX + "/openapi.json", openapi, methods=["GET"]),
+        *(admin_route(context, path, handler, methods) for path, handler, methods in ROUTES),
+    ]
