@@ -33,6 +33,7 @@ from frontdesk.config import Settings
 from frontdesk.console.context import ConsoleServices, McpHandler
 from frontdesk.console.routes import console_routes
 from frontdesk.edge import Edge, protect, request_id_of
+from frontdesk.identity_tokens import IdentityTokens
 from frontdesk.log_throttle import outage_warnings
 from frontdesk.login.connectors import LoginConnectors
 from frontdesk.metrics import EXPOSITION_CONTENT_TYPE, Metrics, bearer_matches, unauthorized
@@ -65,6 +66,7 @@ from frontdesk.store.database import Database
 from frontdesk.store.grants import GrantRepository
 from frontdesk.store.outage import OUTAGE_TYPES
 from frontdesk.store.pool_use import pool_use
+from frontdesk.store.signing_keys import SigningKeyRepository
 from frontdesk.store.spent_flows import SpentFlowRepository
 from frontdesk.unrouted import render_unrouted
 
@@ -92,6 +94,8 @@ class Services:
     # Outbound calls: the companies' identity providers, and their tool backends.
     outbound: OutboundClients
     logins: LoginConnectors
+    # The JWTs a company's APIs receive, and the keys that sign them (its jwks_uri).
+    identity: IdentityTokens
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
@@ -106,6 +110,9 @@ class Services:
         # (oauth.client_documents).
         outbound = OutboundClients(
             backend_addresses=AddressPolicy(settings.backend_allowed_networks)
+        )
+        identity = IdentityTokens(
+            SigningKeyRepository(database.engine), SecretBox(settings.data_keys), settings
         )
         providers = ProviderFactory(outbound)
         documents = ClientDocuments(outbound, on_loopback=settings.client_documents_on_loopback)
@@ -129,6 +136,7 @@ class Services:
             grants=Grants(_grant_repository(database), SecretBox(settings.data_keys)),
             outbound=outbound,
             logins=LoginConnectors(settings, outbound),
+            identity=identity,
         )
 
     async def start(self) -> None:
@@ -320,6 +328,7 @@ def _routes(
             services.settings.secret_keys, SpentFlowRepository(services.database.engine)
         ),
         consents=ConsentRepository(services.database.engine),
+        identity=services.identity,
     )
     routed = Starlette(
         # One route per path, answering OPTIONS and naming all its methods in Allow.

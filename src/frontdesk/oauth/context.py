@@ -12,6 +12,7 @@ from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.config import Settings
+from frontdesk.identity_tokens import IdentityTokens
 from frontdesk.login.connectors import LoginConnectors
 from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth.clients import ClientDirectory
@@ -47,6 +48,7 @@ class OAuthServices:
     addresses: ClientAddressResolver
     flows: FlowSigner
     consents: ConsentRepository
+    identity: IdentityTokens
 
     async def limit(
         self, request: Request, limit: RateLimit, *identity: str, page: bool = False

@@ -37,6 +37,9 @@ def authorization_server(settings: Settings, tenant_key: str) -> dict[str, Any]:
         # An https client_id URL is accepted as the client's metadata document
         # (draft-ietf-oauth-client-id-metadata-document; MCP 2025-11-25 authorization).
         "client_id_metadata_document_supported": True,
+        # The keys that sign the identity tokens a company's APIs receive (RFC 8414
+        # section 2; frontdesk.identity_tokens).
+        "jwks_uri": f"{issuer}/jwks.json",
     }
 
 

@@ -9,6 +9,7 @@ from frontdesk.oauth.authorize import Authorize
 from frontdesk.oauth.callback import Callback
 from frontdesk.oauth.consent import ConsentAndLogin
 from frontdesk.oauth.context import OAuthServices
+from frontdesk.oauth.jwks import PublishedKeys
 from frontdesk.oauth.metadata import Discovery
 from frontdesk.oauth.register import Registration
 from frontdesk.oauth.revoke import Revoke
@@ -27,6 +28,7 @@ def oauth_routes(services: OAuthServices) -> list[BaseRoute]:
             for path in Discovery.ISSUER_PATHS
         ),
         Route(Discovery.RESOURCE_PATH, discovery.resource_metadata, methods=["GET"]),
+        Route("/v1/{tenant}/oauth/jwks.json", PublishedKeys(services).jwks, methods=["GET"]),
         Route("/v1/{tenant}/oauth/register", Registration(services).register, methods=["POST"]),
         Route("/v1/{tenant}/oauth/authorize", Authorize(services).authorize, methods=["GET"]),
         Route("/v1/{tenant}/oauth/consent", steps.consent, methods=["POST"]),

@@ -32,6 +32,7 @@ from frontdesk.store.tables import (
     customers,
     oauth_clients,
     refresh_tokens,
+    signing_keys,
     spent_flows,
     token_families,
 )
@@ -306,6 +307,7 @@ async def _delete_rows(connection: AsyncConnection, tenant_key: str) -> dict[str
         ("consents", delete(consents).where(consents.c.tenant_key == tenant_key)),
         ("customers", delete(customers).where(customers.c.tenant_key == tenant_key)),
         ("spent_flows", delete(spent_flows).where(spent_flows.c.tenant_key == tenant_key)),
+        ("signing_keys", delete(signing_keys).where(signing_keys.c.tenant_key == tenant_key)),
         ("companies", delete(companies).where(companies.c.tenant_key == tenant_key)),
     ]
     counts: dict[str, int] = {}

@@ -263,4 +263,8 @@ signing_keys = Table(
     Column("private_sealed", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("retired_at", DateTime(timezone=True), nullable=True),
+    # One active key per company: migration 0012's partial unique index
+    # uq_signing_keys_one_active, on which instances that make a company's first key at once
+    # race (store.signing_keys). Not declared here: its PostgreSQL form would load that
+    # dialect into every worker, SQLite ones too.
 )

@@ -4,6 +4,8 @@
   at the company's ``jwks_uri``) and private JWK sealed under the data keys. The newest
   active key signs; a retired key (``retired_at``) is still published until
   ``retired_at`` plus the overlap, so tokens it signed keep verifying after a rotation.
+  A partial unique index keeps one active key per company: instances that make a
+  company's first key at once race on it, and one wins.
 - A new table: the upgrade locks nothing that serves.
 
 Revision ID: 0012
@@ -29,7 +31,16 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("retired_at", sa.DateTime(timezone=True), nullable=True),
     )
+    op.create_index(
+        "uq_signing_keys_one_active",
+        "signing_keys",
+        ["tenant_key"],
+        unique=True,
+        sqlite_where=sa.text("retired_at IS NULL"),
+        postgresql_where=sa.text("retired_at IS NULL"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("uq_signing_keys_one_active", table_name="signing_keys")
     op.drop_table("signing_keys")
