@@ -21,6 +21,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from frontdesk.administration import OPERATOR_REVOKED
+from frontdesk.console import shown
 from frontdesk.console.changes import ChangeRefused, change_company, stored_definition
 from frontdesk.console.preview import consent_preview
 from frontdesk.console.routes import Console
@@ -38,22 +39,12 @@ MAX_ARGUMENTS_BYTES = 64 * 1024
 AUDIT_EVENTS_SHOWN = 200
 # Why a family was revoked from the console, as its family_revoked audit event records it.
 STAFF_REVOKED = "staff_revoked"
-HINTS = {
-    "read_only_hint": "read-only",
-    "destructive_hint": "destructive",
-    "idempotent_hint": "idempotent",
-    "open_world_hint": "open world",
-}
 
 Handler = Callable[[Request, ConsoleSession, str], Awaitable[Response]]
 
 
 def _not_found() -> AuthorizePage:
     return AuthorizePage(404, "Not found", "There is no such company.")
-
-
-def _when(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).strftime("%d %b %Y, %H:%M UTC")
 
 
 class CompanyPages:
@@ -116,21 +107,7 @@ class CompanyPages:
         self, request: Request, current: ConsoleSession, tenant_key: str, **extra: Any
     ) -> Response:
         definition = await stored_definition(self._services, tenant_key)
-        tools = [
-            {
-                "name": tool["name"],
-                "title": tool.get("title"),
-                "description": tool["description"],
-                "access": tool.get("access", "public"),
-                "enabled": tool.get("enabled", True),
-                "hints": [
-                    label
-                    for field, label in HINTS.items()
-                    if (tool.get("annotations") or {}).get(_alias(field)) is True
-                ],
-            }
-            for tool in definition.get("tools", [])
-        ]
+        tools = [shown.tool_row(tool) for tool in definition.get("tools", [])]
         extra.setdefault("arguments", "{}")
         return await self._page(
             request,
@@ -196,7 +173,7 @@ class CompanyPages:
             tenant_key,
             "console_signin_settings.html",
             section="signin",
-            signin=_signin_summary(definition.get("signin")),
+            signin=shown.signin_summary(definition.get("signin")),
             **extra,
         )
 
@@ -244,19 +221,8 @@ class CompanyPages:
 
     async def clients(self, request: Request, current: ConsoleSession, tenant_key: str) -> Response:
         admin = Administration(self._services.database.engine)
-        clients = [
-            {**_row(client), "created_at": _when(client.created_at)}
-            for client in await admin.clients(tenant_key)
-        ]
-        grants = [
-            {
-                **_row(grant),
-                "created_at": _when(grant.created_at),
-                "revoked_at": _when(grant.revoked_at),
-                "last_used_at": _when(grant.last_used_at),
-            }
-            for grant in await admin.grants(tenant_key)
-        ]
+        clients = [shown.client_row(client) for client in await admin.clients(tenant_key)]
+        grants = [shown.grant_row(grant) for grant in await admin.grants(tenant_key)]
         return await self._page(
             request,
             current,
@@ -311,18 +277,9 @@ class CompanyPages:
         events = await AuditLog(self._services.database.engine).list(
             tenant_key, limit=AUDIT_EVENTS_SHOWN
         )
-        shown = [
-            {
-                "occurred_at": _when(event.occurred_at),
-                "event": event.event,
-                "client_id": event.client_id,
-                "family_id": event.family_id,
-                "detail": event.detail,
-            }
-            for event in events
-        ]
+        rows = [shown.audit_row(event) for event in events]
         return await self._page(
-            request, current, tenant_key, "console_audit.html", section="audit", events=shown
+            request, current, tenant_key, "console_audit.html", section="audit", events=rows
         )
 
     async def usage(self, request: Request, current: ConsoleSession, tenant_key: str) -> Response:
@@ -363,26 +320,6 @@ class CompanyPages:
                 request, current, tenant_key, problem=f"Not saved: {refusal}", status=400, **shown
             )
         return self._back(tenant_key, slug)
-
-
-def _alias(field: str) -> str:
-    head, *rest = field.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-def _row(row: Any) -> dict[str, Any]:
-    return {name: getattr(row, name) for name in row.__slots__}
-
-
-def _signin_summary(signin: dict[str, Any] | None) -> dict[str, Any] | None:
-    if signin is None:
-        return None
-    login = signin["login"]
-    return {
-        "login": {"type": login["type"], "issuer": login.get("issuer")},
-        "access_token_minutes": signin.get("access_token_minutes", 60),
-        "refresh_token_days": signin.get("refresh_token_days", 30),
-    }
 
 
 def company_routes(console: Console) -> list[Route]:
