@@ -114,7 +114,7 @@ class Services:
         identity = IdentityTokens(
             SigningKeyRepository(database.engine), SecretBox(settings.data_keys), settings
         )
-        providers = ProviderFactory(outbound)
+        providers = ProviderFactory(outbound, identity)
         documents = ClientDocuments(outbound, on_loopback=settings.client_documents_on_loopback)
         registry = CompanyRegistry(companies, settings, providers)
         return cls(

@@ -25,6 +25,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from frontdesk.companies.branding import Branding
+from frontdesk.companies.caller_identity import CallerIdentity
 from frontdesk.companies.console_setup import ConsoleSetup
 from frontdesk.companies.header_declarations import InvalidDeclaration, declarations
 from frontdesk.company_secrets import not_redacted
@@ -69,13 +70,12 @@ class PythonProvider(Model):
     target: Annotated[str, Field(pattern=PYTHON_TARGET_PATTERN)]
 
 
-class HttpProvider(Model):
+class HttpProvider(Model, CallerIdentity):
     """The company's own backend: each call is a signed POST (see frontdesk.tools.http)."""
 
     type: Literal["http"]
     url: str = Field(max_length=2048)
-    # The HMAC key shared with the backend; best kept out of the file (secret_env).
-    secret: str | None = Field(default=None, min_length=16)
+    secret: str | None = Field(default=None, min_length=16)  # HMAC key; best in secret_env
     secret_env: str | None = Field(default=None, pattern=r"^[A-Z_][A-Z0-9_]*$")
 
     _secret_is_given = field_validator("secret")(not_redacted)

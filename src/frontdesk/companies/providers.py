@@ -9,15 +9,22 @@ import asyncio
 import os
 from urllib.parse import urlsplit
 
+from frontdesk.companies.caller_identity import JWT
 from frontdesk.companies.definition import HttpProvider, PythonProvider
 from frontdesk.outbound import OutboundClients
+from frontdesk.tools.identity import IdentityMinter
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
 from frontdesk.tools.python import PythonToolProvider
 
 
 class ProviderFactory:
-    def __init__(self, outbound: OutboundClients | None = None) -> None:
+    def __init__(
+        self, outbound: OutboundClients | None = None, identity: IdentityMinter | None = None
+    ) -> None:
         self._outbound = outbound
+        # Mints the JWT of a company's API (frontdesk.identity_tokens), for providers whose
+        # company chose signed identity.
+        self._identity = identity
         # One lane of connections per backend (scheme, host and port), whichever company
         # and tool call it.
         self._lanes: dict[str, asyncio.Semaphore] = {}
@@ -46,4 +53,16 @@ class ProviderFactory:
                 parts = urlsplit(reference.url)
                 origin = f"{parts.scheme}://{parts.netloc.lower()}"
                 lane = self._lanes.setdefault(origin, asyncio.Semaphore(CONNECTIONS_PER_BACKEND))
-                return HttpToolProvider(reference.url, secret, self._outbound.for_backends(), lane)
+                identity = None
+                if reference.identity == JWT:
+                    if self._identity is None:
+                        raise ToolUnavailableError("no minter of identity tokens")
+                    identity = self._identity
+                return HttpToolProvider(
+                    reference.url,
+                    secret,
+                    self._outbound.for_backends(),
+                    lane,
+                    identity,
+                    reference.audience,
+                )

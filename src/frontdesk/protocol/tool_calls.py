@@ -66,6 +66,7 @@ async def run_tool(
         input_methods,
         input_responses,
         state,
+        context.caller.client_id,
     )
     started = time.perf_counter()
     outcome = "ok"

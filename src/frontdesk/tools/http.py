@@ -25,6 +25,9 @@ coding other than gzip, JSON of another shape or nested past ``json_nesting.MAX_
 levels, a refused address) becomes an ``isError`` result with a plain message; the detail
 is logged with the request id. One shared httpx client keeps connections alive across
 calls.
+
+With ``identity: jwt`` (companies.caller_identity), a signed-in customer's call also carries
+``Authorization: Bearer <JWT>`` (frontdesk.identity_tokens); a guest's carries none.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from frontdesk.addresses import AddressRefused
 from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
 from frontdesk.outbound_policy import Oversized, Unreadable, read_capped
 from frontdesk.tools import signature
+from frontdesk.tools.identity import IdentityMinter
 from frontdesk.tools.provider import (
     InputRequired,
     ToolAnswer,
@@ -71,8 +75,15 @@ class HttpToolProvider:
         secret: str,
         http: httpx.AsyncClient,
         lane: asyncio.Semaphore | None = None,
+        identity: IdentityMinter | None = None,
+        audience: str | None = None,
     ) -> None:
         self._url = url
+        # Set when the company chose ``identity: jwt``: a signed-in customer's call also
+        # carries a JWT for ``audience`` (the URL unless named), which the backend's gateway
+        # verifies against the company's published keys (frontdesk.identity_tokens).
+        self._identity = identity
+        self._audience = audience or url
         # Shared by every tool of the same backend (ProviderFactory hands it out).
         self._lane = lane or asyncio.Semaphore(CONNECTIONS_PER_BACKEND)
         self._secret = secret
@@ -105,6 +116,11 @@ class HttpToolProvider:
         )
         headers = signature.headers(self._secret, int(time.time()), body, call.request_id)
         headers["accept-encoding"] = ACCEPT_ENCODING
+        if self._identity is not None and customer is not None:
+            token = await self._identity.mint(
+                call.tenant_key, self._audience, customer, call.client_id, customer.scopes
+            )
+            headers["authorization"] = f"Bearer {token}"
         try:
             async with (
                 self._lane,

@@ -46,6 +46,8 @@ class ToolCall(NamedTuple):
     # the tool answered with, as it left it.
     input_responses: Mapping[str, Any] | None = None
     state: str | None = None
+    # The assistant's OAuth client on a signed-in call (its identity token's client_id).
+    client_id: str | None = None
 
 
 @dataclass(slots=True)
