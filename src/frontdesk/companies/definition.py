@@ -1,9 +1,8 @@
 """The shape of a company, as operators declare it and as the database keeps it.
 
 One set of models serves both: ``frontdesk companies apply`` validates a file with them, the
-store keeps the validated document (its secrets sealed, company_secrets), and
-loading it back (with ``FROM_STORE``) validates it again, so a company that is served has
-always passed every check here.
+store keeps the validated document (its secrets sealed, company_secrets), and loading it
+back (``FROM_STORE``) validates it again: a company served has passed every check here.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from frontdesk.companies.branding import Branding
 from frontdesk.companies.caller_identity import CallerIdentity
 from frontdesk.companies.console_setup import ConsoleSetup
 from frontdesk.companies.header_declarations import InvalidDeclaration, declarations
+from frontdesk.companies.provider_definitions import OpenApiProvider
 from frontdesk.company_secrets import not_redacted
 from frontdesk.config import LOOPBACK_HOSTS, Region
 from frontdesk.grant_records import REFRESH_RETRY_MAX_SECONDS
@@ -47,8 +47,7 @@ NOT_PRIVATE_SCHEMES = frozenset(
     | {"ftp", "ws", "wss", "mailto", "tel", "sms", "intent", "view-source", "chrome"}
 )
 
-# The validation context of a definition read back from the store, e.g.
-# ``CompanyDefinition.model_validate(document, context=FROM_STORE)``.
+# The validation context of a definition read back from the store (``context=FROM_STORE``).
 FROM_STORE = object()
 
 
@@ -99,7 +98,9 @@ class HttpProvider(Model, CallerIdentity):
         return self
 
 
-ProviderRef = Annotated[PythonProvider | HttpProvider, Field(discriminator="type")]
+ProviderRef = Annotated[
+    PythonProvider | HttpProvider | OpenApiProvider, Field(discriminator="type")
+]
 
 
 def _check_json_schema(
@@ -362,8 +363,7 @@ class CompanyDefinition(Model):
     region: Region = Region.EU
     active: bool = True
     instructions: str | None = None
-    # Per caller on this company's MCP endpoint, e.g. "120/minute"; the operator's
-    # default applies when absent.
+    # Per caller on its MCP endpoint, e.g. "120/minute"; the operator's default when absent.
     rate_limit: str | None = None
     signin: SigninSetup | None = None
     branding: Branding | None = None  # logo, colour, links of the pages (companies.branding)

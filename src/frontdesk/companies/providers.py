@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from frontdesk.companies.caller_identity import JWT
 from frontdesk.companies.definition import HttpProvider, PythonProvider
+from frontdesk.companies.provider_definitions import OpenApiProvider
 from frontdesk.outbound import OutboundClients
 from frontdesk.tools.identity import IdentityMinter
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
@@ -29,7 +30,9 @@ class ProviderFactory:
         # and tool call it.
         self._lanes: dict[str, asyncio.Semaphore] = {}
 
-    def tool_provider(self, reference: PythonProvider | HttpProvider) -> ToolProvider:
+    def tool_provider(
+        self, reference: PythonProvider | HttpProvider | OpenApiProvider
+    ) -> ToolProvider:
         """The provider, or ToolUnavailableError saying why it cannot be built."""
         match reference:
             case PythonProvider(target=target):
@@ -50,9 +53,7 @@ class ProviderFactory:
                         f"the environment variable {reference.secret_env} named by"
                         " provider.secret_env is not set"
                     )
-                parts = urlsplit(reference.url)
-                origin = f"{parts.scheme}://{parts.netloc.lower()}"
-                lane = self._lanes.setdefault(origin, asyncio.Semaphore(CONNECTIONS_PER_BACKEND))
+                lane = self._lane(reference.url, CONNECTIONS_PER_BACKEND)
                 identity = None
                 if reference.identity == JWT:
                     if self._identity is None:
@@ -66,3 +67,29 @@ class ProviderFactory:
                     identity,
                     reference.audience,
                 )
+            case OpenApiProvider():
+                if self._outbound is None:
+                    raise ToolUnavailableError("no HTTP client for backend calls")
+                from frontdesk.tools.http import CONNECTIONS_PER_BACKEND
+                from frontdesk.tools.openapi import OpenApiToolProvider, Operation, Parameter
+
+                operation = Operation(
+                    base_url=reference.base_url,
+                    method=reference.method,
+                    path=reference.path,
+                    parameters=tuple(
+                        Parameter(p.name, p.in_, p.argument_name) for p in reference.parameters
+                    ),
+                    body=reference.body,
+                    audience=reference.audience or reference.base_url,
+                )
+                lane = self._lane(reference.base_url, CONNECTIONS_PER_BACKEND)
+                return OpenApiToolProvider(
+                    operation, self._outbound.for_backends(), lane, self._identity
+                )
+
+    def _lane(self, url: str, size: int) -> asyncio.Semaphore:
+        """The lane of the backend ``url`` is on: its scheme, host and port."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc.lower()}"
+        return self._lanes.setdefault(origin, asyncio.Semaphore(size))
