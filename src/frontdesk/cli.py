@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import orjson
 
-from frontdesk import cli_admin, cli_keys, cli_signing, operations
+from frontdesk import cli_admin, cli_keys, cli_signing, cli_tools, operations
 from frontdesk.cli_common import local_base_url
 from frontdesk.cli_common import run as _run
 from frontdesk.cli_common import settings as _settings
@@ -137,6 +137,7 @@ companies.add_command(cli_admin.companies_activate)
 companies.add_command(cli_admin.companies_delete)
 main.add_command(cli_admin.clients)
 main.add_command(cli_admin.grants)
+main.add_command(cli_tools.tools)
 main.add_command(cli_keys.keys)
 cli_keys.keys.add_command(cli_signing.rotate_signing)
 
