@@ -37,7 +37,7 @@ from frontdesk.admin_api.errors import (
 )
 from frontdesk.admin_api.errors import unauthorized as unauthorized_error
 from frontdesk.config import Settings
-from frontdesk.json_nesting import may_nest_deeper
+from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
 from frontdesk.network import ClientAddressResolver
 from frontdesk.outbound import OutboundClients
 from frontdesk.ratelimit import RateLimit, RateLimiter
@@ -96,12 +96,15 @@ class AdminCall:
             body += chunk
             if len(body) > MAX_BODY_BYTES:
                 raise AdminError(413, "too_large", f"the body exceeds {MAX_BODY_BYTES} bytes")
-        if may_nest_deeper(body):
-            raise invalid_request("the JSON document nests too deep")
         try:
-            return orjson.loads(body)
+            document = orjson.loads(body)
         except orjson.JSONDecodeError:
             raise invalid_request("the body is not valid JSON") from None
+        # Counting brackets only says whether the depth needs checking: a company with a
+        # few tools and their schemas opens more than MAX_NESTING objects side by side.
+        if may_nest_deeper(body) and nests_deeper(document):
+            raise invalid_request(f"the JSON document nests more than {MAX_NESTING} levels")
+        return document
 
 
 Handler = Callable[[AdminCall], Awaitable[Response]]
