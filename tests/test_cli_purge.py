@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 from sqlalchemy import func, insert, select
 
 from frontdesk.cli import main
+from frontdesk.store import retention
 from frontdesk.store.database import Database
 from frontdesk.store.tables import audit_events, spent_flows
 
@@ -88,7 +89,8 @@ def test_purge_deletes_and_prints_the_count_per_kind(database_file: str) -> None
     assert "spent_flows: 2" in lines
     assert "audit_events: 1" in lines
     assert "authorization_codes: 0" in lines
-    assert len(lines) == 7
+    assert "tool_usage: 0" in lines
+    assert len(lines) == len(retention.KINDS)
     assert stored(database_file) == (0, 0)
 
 

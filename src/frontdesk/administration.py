@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from frontdesk.command_database import opened
 from frontdesk.config import Settings
 from frontdesk.errors import FrontdeskError
 from frontdesk.store.admin import Administration, ClientRow, DeletedCompany, GrantRow
 from frontdesk.store.database import Database
+from frontdesk.usage.report import read_usage
 
 # Why a family was revoked, as its family_revoked audit event records it.
 OPERATOR_REVOKED = "operator_revoked"
@@ -66,6 +68,16 @@ async def delete_company(settings: Settings, tenant_key: str) -> DeletedCompany:
 async def delete_company_in(database: Database, tenant_key: str) -> DeletedCompany:
     admin = await require_company(database, tenant_key)
     return await admin.delete_company(tenant_key, datetime.now(UTC))
+
+
+async def company_usage(
+    settings: Settings, tenant_key: str, since: datetime, until: datetime
+) -> dict[str, Any]:
+    """The company's tool usage over whole hours from ``since`` to ``until`` (exclusive),
+    as frontdesk.usage.report reads it."""
+    async with opened(settings) as database:
+        await require_company(database, tenant_key)
+        return await read_usage(database, tenant_key, since, until)
 
 
 async def list_clients(settings: Settings, tenant_key: str) -> list[ClientRow]:

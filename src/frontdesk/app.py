@@ -69,6 +69,8 @@ from frontdesk.store.pool_use import pool_use
 from frontdesk.store.signing_keys import SigningKeyRepository
 from frontdesk.store.spent_flows import SpentFlowRepository
 from frontdesk.unrouted import render_unrouted
+from frontdesk.usage.counters import UsageCounters
+from frontdesk.usage.flushing import UsageFlusher
 
 log = structlog.get_logger(__name__)
 
@@ -94,6 +96,8 @@ class Services:
     # Outbound calls: the companies' identity providers, and their tool backends.
     outbound: OutboundClients
     logins: LoginConnectors
+    # Each tools/call counted, and written to the hourly rollup (frontdesk.usage).
+    usage: UsageFlusher
     # The JWTs a company's APIs receive, and the keys that sign them (its jwks_uri).
     identity: IdentityTokens
 
@@ -136,6 +140,7 @@ class Services:
             grants=Grants(_grant_repository(database), SecretBox(settings.data_keys)),
             outbound=outbound,
             logins=LoginConnectors(settings, outbound),
+            usage=UsageFlusher(UsageCounters(), database, settings.usage_flush_seconds),
             identity=identity,
         )
 
@@ -162,12 +167,15 @@ class Services:
                         "company_unsafe_in_production", tenant=stored.tenant_key, error=problem
                     )
         self.metrics.start(functools.partial(pool_use, self.database))
+        self.usage.start()
         _tune_collector()
 
     async def stop(self) -> None:
         if self.access_log is not None:
             self.access_log.flush()
         self.metrics.stop()
+        # The last counts, written while the database is still open.
+        await self.usage.stop()
         await self.limiter.close()
         await self.outbound.aclose()
         await self.database.close()
@@ -242,6 +250,7 @@ class Frontdesk(Edge):
             BearerResolver(services.grants, services.settings),
             RequestStates(services.settings.secret_keys),
             parse_rate_limit(services.settings.mcp_rate_limit),
+            services.usage.counters,
         )
         self._routes = _routes(services, addresses, self._mcp)
         super().__init__(

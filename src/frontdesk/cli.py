@@ -13,6 +13,7 @@ from frontdesk import cli_admin, cli_keys, cli_signing, cli_tools, operations
 from frontdesk.cli_common import local_base_url
 from frontdesk.cli_common import run as _run
 from frontdesk.cli_common import settings as _settings
+from frontdesk.cli_usage import usage as usage_command
 from frontdesk.errors import CannotListen, DatabaseNotReady
 from frontdesk.purging import purge_now
 from frontdesk.store.companies import ApplyOutcome
@@ -137,6 +138,7 @@ companies.add_command(cli_admin.companies_activate)
 companies.add_command(cli_admin.companies_delete)
 main.add_command(cli_admin.clients)
 main.add_command(cli_admin.grants)
+main.add_command(usage_command)
 main.add_command(cli_tools.tools)
 main.add_command(cli_keys.keys)
 cli_keys.keys.add_command(cli_signing.rotate_signing)

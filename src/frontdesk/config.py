@@ -142,6 +142,11 @@ class Settings(BaseModel):
     # How often each worker runs the purge (jittered, one instance at a time on PostgreSQL);
     # 0 turns the periodic purge off, leaving `frontdesk purge` to the operator.
     purge_interval_seconds: int = Field(default=3600, ge=0, le=7 * 86_400)
+    # Tool usage (frontdesk.usage): how often each worker adds its counts to the hourly
+    # rollup (0: only as it stops), which is what a crashed worker can lose; and how many
+    # days of the rollup the purge keeps (0 keeps it all).
+    usage_flush_seconds: float = Field(default=10.0, ge=0, le=3600)
+    usage_retention_days: int = Field(default=400, ge=0, le=36_500)
     # What one client may hold of a worker (http_server.py). The request line and headers
     # together, in bytes: a longer head is answered 431 (RFC 6585 section 5). At least
     # 8 KiB, the smallest read buffer the HTTP server (hyper) accepts.

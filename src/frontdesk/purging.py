@@ -46,6 +46,7 @@ def policy_of(settings: Settings) -> RetentionPolicy:
     return RetentionPolicy(
         unused_client_days=settings.unused_client_days,
         audit_retention_days=settings.audit_retention_days,
+        usage_retention_days=settings.usage_retention_days,
     )
 
 

@@ -9,6 +9,7 @@ from frontdesk.companies.catalog import ServedCompany
 from frontdesk.domain import Caller
 from frontdesk.protocol.bearer import Challenges
 from frontdesk.protocol.request_state import RequestStates
+from frontdesk.usage.counters import UsageCounters
 
 
 @dataclass(slots=True)
@@ -32,6 +33,8 @@ class RequestContext:
     request_id: str
     # Seals and opens the requestState of a tool that asks the customer (2026-07-28).
     request_states: RequestStates
+    # Where each tools/call is counted for the company's usage (frontdesk.usage).
+    usage: UsageCounters
     # The challenges a personal tool answers a guest with; None without sign-in.
     sign_in: Challenges | None = None
     # Set by ``initialize``: the endpoint then issues a session for this version.

@@ -59,6 +59,7 @@ from frontdesk.protocol.sessions import SessionSigner
 from frontdesk.protocol.versions import ALL_VERSIONS, MODERN_VERSION, is_supported
 from frontdesk.ratelimit import RateLimit, RateLimiter
 from frontdesk.store.outage import is_outage
+from frontdesk.usage.counters import UsageCounters
 
 log = structlog.get_logger(__name__)
 
@@ -78,8 +79,10 @@ class McpEndpoint:
         bearers: BearerResolver,
         request_states: RequestStates,
         lookup_limit: RateLimit,
+        usage: UsageCounters,
     ) -> None:
         self._registry = registry
+        self._usage = usage
         self._sessions = sessions
         self._request_states = request_states
         self._limiter = limiter
@@ -135,6 +138,7 @@ class McpEndpoint:
                 caller,
                 request_id,
                 self._request_states,
+                self._usage,
                 sign_in=self._bearers.challenges(tenant_key) if company.has_signin else None,
             )
             if is_modern:

@@ -34,6 +34,7 @@ from frontdesk.protocol.jsonrpc import Result
 from frontdesk.protocol.params import no_cursor, optional_object, required_str
 from frontdesk.protocol.versions import negotiate
 from frontdesk.tools.provider import InputRequired
+from frontdesk.usage import counters as usage
 
 log = structlog.get_logger(__name__)
 
@@ -88,6 +89,7 @@ async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[st
     # A 2025 client cannot be asked anything in the middle of a call: a tool that always
     # asks is refused before it runs, one that happens to ask is answered for.
     if tool.definition.required_client_capabilities:
+        tool_calls.count_refused(context, tool, usage.UNSUPPORTED_CLIENT)
         return tool_calls.cannot_ask(tool.name).to_mcp()
     refusal = tool_calls.refusal_of(context, tool, arguments)
     if refusal is not None:

@@ -32,6 +32,7 @@ from frontdesk.protocol.params import no_cursor, required_str
 from frontdesk.protocol.request_state import StateBinding
 from frontdesk.protocol.versions import ALL_VERSIONS
 from frontdesk.tools.provider import ELICITATION, ROOTS, SAMPLING, InputRequired, ToolResult
+from frontdesk.usage import counters as usage
 
 log = structlog.get_logger(__name__)
 
@@ -137,7 +138,11 @@ async def tools_call(context: RequestContext, params: dict[str, Any]) -> dict[st
     required = tool.definition.required_client_capabilities
     if required:
         # Before anything else: signing in or fixing the arguments would not make it callable.
-        _require_capabilities(tool.name, required, capabilities)
+        try:
+            _require_capabilities(tool.name, required, capabilities)
+        except MissingClientCapability:
+            tool_calls.count_refused(context, tool, usage.UNSUPPORTED_CLIENT)
+            raise
     # Most calls carry neither: each is read only when sent.
     input_responses = _input_responses(params) if "inputResponses" in params else None
     sealed = _sealed_state(params) if "requestState" in params else None

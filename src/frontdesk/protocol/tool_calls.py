@@ -1,7 +1,8 @@
 """A ``tools/call`` as both revisions make it: the tool named, the call refused when it must
 not reach the provider (a guest at a personal tool, arguments its schema refuses), and the
 provider's answer, within the tool's time limit, every failure turned into an isError
-result (MCP: tool errors are results the model can see, not protocol errors).
+result (MCP: tool errors are results the model can see, not protocol errors). Each call is
+counted for the company's usage (frontdesk.usage) by how it ended.
 """
 
 from __future__ import annotations
@@ -18,9 +19,18 @@ from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import InvalidParams
 from frontdesk.protocol.params import optional_object, required_str
 from frontdesk.schemas import SchemaCheck
-from frontdesk.tools.provider import ToolAnswer, ToolCall, ToolError, ToolResult
+from frontdesk.tools.provider import InputRequired, ToolAnswer, ToolCall, ToolError, ToolResult
+from frontdesk.usage import counters as usage
 
 log = structlog.get_logger(__name__)
+
+# A ToolError's outcome (as metrics count it) as usage counts it; any other is the tool's
+# own error for the customer.
+_USAGE_OF_OUTCOME = {
+    "timeout": usage.TIMEOUT,
+    "unavailable": usage.UNAVAILABLE,
+    "refused": usage.UNAVAILABLE,
+}
 
 
 def cannot_ask(tool: str) -> ToolResult:
@@ -28,6 +38,17 @@ def cannot_ask(tool: str) -> ToolResult:
         f"{tool} needs to ask the customer a question before it can act, and this"
         " client cannot answer questions; use a client that speaks MCP 2026-07-28.",
         is_error=True,
+    )
+
+
+def count_refused(context: RequestContext, tool: ServedTool, outcome: str) -> None:
+    """Count a call refused before its provider (it has no latency)."""
+    customer = context.caller.customer
+    context.usage.record(
+        context.company.tenant_key,
+        tool.name,
+        outcome,
+        None if customer is None else customer.subject,
     )
 
 
@@ -56,6 +77,7 @@ async def run_tool(
     provider = tool.provider
     if provider is None:
         metrics.backend_call(company.tenant_key, tool.name, "unavailable")
+        count_refused(context, tool, usage.UNAVAILABLE)
         return ToolResult.text(f"{tool.name} is unavailable right now.", is_error=True)
     call = ToolCall(
         company.tenant_key,
@@ -70,14 +92,17 @@ async def run_tool(
     )
     started = time.perf_counter()
     outcome = "ok"
+    used = usage.OK
     try:
         async with asyncio.timeout(tool.definition.timeout):
             result = await provider.call(call)
     except ToolError as error:
         outcome = error.outcome
+        used = _USAGE_OF_OUTCOME.get(outcome, usage.TOOL_ERROR)
         result = ToolResult.text(error.message, is_error=True)
     except TimeoutError:
         outcome = "timeout"
+        used = usage.TIMEOUT
         log.warning("tool_timeout", tenant=company.tenant_key, tool=tool.name)
         result = ToolResult.text(
             f"{tool.name} did not answer within {tool.definition.timeout:g} seconds.",
@@ -85,15 +110,35 @@ async def run_tool(
         )
     except Exception:
         outcome = "error"
+        used = usage.BACKEND_ERROR
         # The caller learns only that it failed; the detail goes to our log.
         log.exception("tool_failed", tenant=company.tenant_key, tool=tool.name)
         result = ToolResult.text(f"{tool.name} failed; please try again later.", is_error=True)
     else:
-        if tool.output is not None and isinstance(result, ToolResult) and not result.is_error:
+        if isinstance(result, InputRequired):
+            used = _usage_of_asking(result, input_methods)
+        elif result.is_error:
+            used = usage.TOOL_ERROR
+        elif tool.output is not None:
             result = _as_declared(company.tenant_key, tool.name, tool.output, result)
+            if result.is_error:
+                used = usage.BACKEND_ERROR
+    elapsed = time.perf_counter() - started
     # The company and the tool are both known here: the tool is one the company serves.
-    metrics.backend_call(company.tenant_key, tool.name, outcome, time.perf_counter() - started)
+    metrics.backend_call(company.tenant_key, tool.name, outcome, elapsed)
+    customer = context.caller.customer
+    subject = None if customer is None else customer.subject
+    context.usage.record(company.tenant_key, tool.name, used, subject, elapsed)
     return result
+
+
+def _usage_of_asking(answer: InputRequired, input_methods: frozenset[str]) -> str:
+    """A tool that asks has answered as it should, unless the client cannot answer it (a
+    2025 client never can): then the call fails for the client's sake."""
+    for request in answer.requests.values():
+        if request["method"] not in input_methods:
+            return usage.UNSUPPORTED_CLIENT
+    return usage.OK
 
 
 def refusal_of(
@@ -102,6 +147,7 @@ def refusal_of(
     """The isError result for a call that must not reach the provider, or None."""
     company = context.company
     if tool.is_personal and context.caller.is_guest:
+        count_refused(context, tool, usage.UNAUTHORIZED)
         challenges = context.sign_in
         if challenges is None:
             return ToolResult.text(
@@ -119,6 +165,7 @@ def refusal_of(
         )
     problem = tool.arguments.problem(arguments)
     if problem is not None:
+        count_refused(context, tool, usage.INVALID_ARGUMENTS)
         return ToolResult.text(f"Invalid arguments for {tool.name}: {problem}", is_error=True)
     return None
 

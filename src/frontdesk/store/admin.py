@@ -35,6 +35,8 @@ from frontdesk.store.tables import (
     signing_keys,
     spent_flows,
     token_families,
+    tool_usage,
+    tool_usage_customers,
 )
 
 
@@ -274,6 +276,12 @@ class Administration:
         transaction. Its live families are revoked first (audited, and announced to every
         instance on PostgreSQL); its audit events stay until their retention ends."""
         async with self._engine.begin() as connection:
+            # The company's row first: a worker's usage flush for it holds the row too
+            # (store.tool_usage), so the flush either ends before the rows below are
+            # deleted, or finds the company gone and writes nothing for it.
+            await connection.execute(
+                select(companies.c.id).where(companies.c.tenant_key == tenant_key).with_for_update()
+            )
             family = token_families.c
             live = select(family.id).where(
                 family.tenant_key == tenant_key, family.revoked_at.is_(None)
@@ -305,8 +313,13 @@ async def _delete_rows(connection: AsyncConnection, tenant_key: str) -> dict[str
         ),
         ("oauth_clients", delete(oauth_clients).where(oauth_clients.c.tenant_key == tenant_key)),
         ("consents", delete(consents).where(consents.c.tenant_key == tenant_key)),
+        (
+            "tool_usage_customers",
+            delete(tool_usage_customers).where(tool_usage_customers.c.tenant_key == tenant_key),
+        ),
         ("customers", delete(customers).where(customers.c.tenant_key == tenant_key)),
         ("spent_flows", delete(spent_flows).where(spent_flows.c.tenant_key == tenant_key)),
+        ("tool_usage", delete(tool_usage).where(tool_usage.c.tenant_key == tenant_key)),
         ("signing_keys", delete(signing_keys).where(signing_keys.c.tenant_key == tenant_key)),
         ("companies", delete(companies).where(companies.c.tenant_key == tenant_key)),
     ]

@@ -20,6 +20,8 @@ Each kind of row goes once nothing can read it any more (docs/design.md, "Retent
   used long ago is never taken for one never used. Clients named by a Client ID Metadata
   Document are not stored (oauth.client_documents), so none are purged here.
 - An audit event, ``audit_retention_days`` after it occurred (0 keeps them all).
+- An hour of tool usage (store.tool_usage), with the customers counted in it,
+  ``usage_retention_days`` after the hour began (0 keeps them all).
 
 Deletes go in batches of at most ``batch_size`` rows, each its own short transaction, so
 no lock is held long and no transaction grows with the backlog. The batches take turns
@@ -47,6 +49,7 @@ from sqlalchemy import (
     func,
     or_,
     select,
+    tuple_,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -61,6 +64,8 @@ from frontdesk.store.tables import (
     refresh_tokens,
     spent_flows,
     token_families,
+    tool_usage,
+    tool_usage_customers,
 )
 
 # How long past its expiry (or its family's revocation) a row is kept: well above any clock
@@ -79,6 +84,8 @@ KINDS = (
     "oauth_clients",
     "spent_flows",
     "audit_events",
+    "tool_usage",
+    "tool_usage_customers",
 )
 
 
@@ -88,6 +95,8 @@ class RetentionPolicy:
     unused_client_days: int = 30
     # An audit event this old goes; 0 keeps them all.
     audit_retention_days: int = 400
+    # An hour of tool usage this old goes; 0 keeps them all.
+    usage_retention_days: int = 400
     batch_size: int = BATCH_SIZE
 
 
@@ -207,6 +216,10 @@ def _rules(policy: RetentionPolicy, now: datetime) -> dict[str, tuple[Table, Col
         rules["oauth_clients"] = (oauth_clients, _client_unused(policy, now))
     if policy.audit_retention_days > 0:
         rules["audit_events"] = (audit_events, audit_events.c.occurred_at < audit_cutoff)
+    if policy.usage_retention_days > 0:
+        usage_cutoff = now - timedelta(days=policy.usage_retention_days)
+        for table in (tool_usage, tool_usage_customers):
+            rules[table.name] = (table, table.c.hour < usage_cutoff)
     return rules
 
 
@@ -219,12 +232,15 @@ def _steps(
     rules = _rules(policy, now)
 
     def batch(table: Table, condition: ColumnElement[bool]) -> Delete:
-        (key,) = table.primary_key.columns
+        keys = list(table.primary_key.columns)
         # Not correlated to the DELETE's own table: the batch is chosen from it.
-        chosen = select(key).where(condition).limit(limit).correlate(None)
+        chosen = select(*keys).where(condition).limit(limit).correlate(None)
         if postgres:
             chosen = chosen.with_for_update(skip_locked=True)
-        return delete(table).where(key.in_(chosen))
+        if len(keys) == 1:
+            return delete(table).where(keys[0].in_(chosen))
+        # A key of several columns (the usage rollup's): compared as a row value.
+        return delete(table).where(tuple_(*keys).in_(chosen))
 
     steps: list[tuple[str | None, Delete | Update]] = [
         ("authorization_codes", batch(*rules["authorization_codes"]))

@@ -223,7 +223,14 @@ admin_keys = Table(
 
 # How each company's tools are used, rolled up by the hour (migration 0011). A row per
 # company, tool, hour, outcome (``ok`` or an error kind) and caller kind; latencies counted
-# in fixed buckets, so percentiles over any range are read from the sums of the buckets.
+# in fixed buckets, one integer column each (``LATENCY_BUCKETS``: at most each bound, then
+# over the last), so that concurrent flushes add them in the upsert itself and percentiles
+# over any range are read from the sums of the buckets (frontdesk.usage).
+LATENCY_BOUNDS_MS = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000)
+LATENCY_BUCKETS = (
+    *(f"latency_le_{bound}ms" for bound in LATENCY_BOUNDS_MS),
+    f"latency_over_{LATENCY_BOUNDS_MS[-1]}ms",
+)
 tool_usage = Table(
     "tool_usage",
     metadata,
@@ -234,8 +241,10 @@ tool_usage = Table(
     Column("signed_in", Boolean, primary_key=True),
     Column("calls", Integer, nullable=False),
     Column("latency_ms_sum", Float, nullable=False),
-    Column("latency_buckets", JsonDocument, nullable=False),
+    *(Column(name, Integer, nullable=False, server_default="0") for name in LATENCY_BUCKETS),
     Index("ix_tool_usage_tenant_hour", "tenant_key", "hour"),
+    # Across companies, for the retention purge (store.retention).
+    Index("ix_tool_usage_hour", "hour"),
 )
 
 # Which customers called which tool in which hour: distinct customers over any range.
@@ -248,6 +257,9 @@ tool_usage_customers = Table(
     Column(
         "customer_id", Integer, ForeignKey("customers.id", ondelete="CASCADE"), primary_key=True
     ),
+    Index("ix_tool_usage_customers_hour", "hour"),
+    # A customer's deletion cascades here: without it, each would scan the table.
+    Index("ix_tool_usage_customers_customer", "customer_id"),
 )
 
 # Each company's keys for the JWTs its APIs receive (migration 0012): the public JWK served

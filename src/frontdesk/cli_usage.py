@@ -1,0 +1,35 @@
+"""``frontdesk usage``: a company's tool usage over a range of hours, as JSON."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import click
+import orjson
+
+from frontdesk import administration
+from frontdesk.cli_common import run, settings
+from frontdesk.usage.report import InvalidRange, hour_range
+
+# Without --since, the day before --until.
+DEFAULT_SPAN = timedelta(hours=24)
+
+
+@click.command("usage")
+@click.argument("tenant_key")
+@click.option("--since", type=click.DateTime(), help="From this UTC time (its hour's start).")
+@click.option("--until", type=click.DateTime(), help="Up to this UTC time (its hour's end).")
+def usage(tenant_key: str, since: datetime | None, until: datetime | None) -> None:
+    """Print the company's tool usage as JSON: per tool, the calls, errors by kind, latency
+    p50/p95, guest and signed-in calls and distinct customers, and the totals. Whole
+    hours, the last 24 by default; counts reach the database within
+    FRONTDESK_USAGE_FLUSH_SECONDS of each call."""
+    end = datetime.now(UTC) if until is None else until.replace(tzinfo=UTC)
+    start = end - DEFAULT_SPAN if since is None else since.replace(tzinfo=UTC)
+    try:
+        hour_range(start, end)
+    except InvalidRange as error:
+        raise click.UsageError(str(error)) from None
+    config = settings()
+    report = run(lambda: administration.company_usage(config, tenant_key, start, end))
+    click.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
