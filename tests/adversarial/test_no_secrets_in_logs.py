@@ -5,10 +5,12 @@ through structlog or the standard library, is searched for every secret it hande
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 
 import httpx
@@ -21,6 +23,8 @@ from frontdesk.oauth import token
 from frontdesk.oauth.flow import COOKIE_NAME
 from tests.conftest import BASE_URL, start_app
 from tests.oauth import flows
+from tests.tools.backends import call_tool, company, http_tool, reply_json
+from tests.tools.conftest import scripted_backend
 
 pytestmark = pytest.mark.anyio
 
@@ -198,3 +202,43 @@ async def _run_everything(client: httpx.AsyncClient) -> list[str]:
     await flows.exchange(client, signed_in)
     await flows.token_request(client, {**flows.code_form(signed_in), "client_id": "fdc_nobody"})
     return secrets
+
+
+async def test_no_identity_token_sent_to_a_companys_api_is_in_any_log_line(
+    captured: Captured, make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """A signed-in customer's calls of a tool with ``identity: jwt``, answered, refused (401)
+    and failing (500) by the API, with every logger at DEBUG: none of the JWTs the API
+    received is in a log line, whole or in part (its claims and its signature)."""
+    with scripted_backend() as backend:
+        backend.routes["/ok"] = reply_json({"text": "ok"})
+        backend.routes["/refuses"] = reply_json({"error": "invalid_token"}, 401)
+        backend.routes["/fails"] = reply_json({"error": "boom"}, 500)
+        tools = []
+        for name in ("ok", "refuses", "fails"):
+            tool = http_tool(name, backend.url(f"/{name}"), access="personal")
+            tool["provider"]["identity"] = "jwt"
+            tools.append(tool)
+        path = tmp_path / "companies.json"
+        path.write_text(json.dumps({"companies": [company("initrode", *tools, signin=True)]}))
+        settings = make_settings(
+            access_log=True, log_level="DEBUG", backend_allowed_networks=["127.0.0.0/8"]
+        )
+        app = await start_app(settings, path)
+        transport = httpx.ASGITransport(app=app, client=("203.0.113.9", 40002))
+        try:
+            async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
+                tokens = await flows.obtain_tokens(client, "initrode")
+                for name in ("ok", "refuses", "fails"):
+                    await call_tool(client, "initrode", name, token=tokens.access)
+        finally:
+            await app.services.stop()
+    sent = [received.headers["authorization"].split(" ", 1)[1] for received in backend.received]
+    assert len(sent) == 3
+    lines = captured.lines()
+    assert any('"event":"tool_backend_failed"' in line for line in lines)
+    for token_sent in sent:
+        _header, claims, signature = token_sent.split(".")
+        for piece in (token_sent, claims[:24], claims[-24:], signature[:24], signature[-24:]):
+            leaks = [line for line in lines if piece in line]
+            assert not leaks, (piece, leaks[:3])

@@ -2,7 +2,8 @@
 tests/oauth/test_token_endpoint.py checks the text columns of the tables it knows; this
 reads every column of every table the database has, audit log included, as whatever
 type it is, and looks for each secret verbatim, clipped, hex- or base64-encoded; the pair a
-company's refresh retry window keeps is there only sealed."""
+company's refresh retry window keeps, and the private half of its signing key, are there only
+sealed."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import hashlib
 from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 from sqlalchemy import func, select
 
 from frontdesk.app import Frontdesk
 from frontdesk.oauth.flow import COOKIE_NAME
-from frontdesk.store.tables import refresh_tokens
+from frontdesk.secret_box import CannotOpen, SecretBox
+from frontdesk.store.tables import refresh_tokens, signing_keys
 from tests.adversarial.conftest import snapshot
 from tests.oauth import flows
 from tests.oauth.retry_window import TENANT as RETRYING
@@ -91,3 +94,34 @@ async def test_no_secret_is_stored_in_any_column_of_any_table(
     # The scan saw the grants: each code and token is there as its SHA-256.
     for token in tokens:
         assert hashlib.sha256(token.encode()).hexdigest() in stored
+
+
+async def test_a_signing_keys_private_half_is_stored_only_sealed_to_its_company_and_key(
+    app: Frontdesk, client: httpx.AsyncClient
+) -> None:
+    """The private scalar of a company's signing key (frontdesk.identity_tokens) is in no
+    column of any table, in any disguise; its sealed form opens only as that company's
+    key of that kid, and its public half is what the company's jwks_uri serves."""
+    published = (await client.get("/v1/initech/oauth/jwks.json")).json()["keys"]
+    async with app.services.database.engine.connect() as connection:
+        [row] = (await connection.execute(select(signing_keys))).all()
+    box = SecretBox(app.services.settings.data_keys)
+    assert row.private_sealed.startswith("fd1.")
+    private = orjson.loads(
+        box.open(row.private_sealed, f"frontdesk/signing-key\x00initech\x00{row.kid}")
+    )
+    scalar = private["d"]
+    stored = "\n".join(
+        value for rows in (await snapshot(app)).values() for row in rows for value in row
+    )
+    raw = base64.urlsafe_b64decode(scalar + "=" * (-len(scalar) % 4))
+    for disguise in [*disguises(scalar), raw.hex(), base64.b64encode(raw).decode()[:24]]:
+        assert disguise not in stored, disguise
+    assert published == [row.public_jwk]
+    assert "d" not in row.public_jwk
+    # Sealed for this company and this key only: copied to another, it does not open.
+    for elsewhere in ("acme", "initrode"):
+        with pytest.raises(CannotOpen):
+            box.open(row.private_sealed, f"frontdesk/signing-key\x00{elsewhere}\x00{row.kid}")
+    with pytest.raises(CannotOpen):
+        box.open(row.private_sealed, "frontdesk/signing-key\x00initech\x00another-kid")
