@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from frontdesk.companies.definition import CompanyDefinition
+from frontdesk.companies.definition import CompanyDefinition, ToolDefinition
 from frontdesk.openapi_import import ImportRefused
 from frontdesk.openapi_import.plan import ImportRequest, import_openapi
 from frontdesk.store.companies import CompanyRepository
@@ -266,3 +266,70 @@ async def test_a_document_that_cannot_be_imported_is_refused_saying_why(
         await import_openapi(companies, "acme", request(broken(change)))
     assert message in str(refused.value)
     assert await companies.get("acme") == before
+
+
+async def test_read_only_properties_are_not_asked_for_and_write_only_not_promised(
+    companies: CompanyRepository,
+) -> None:
+    """One schema for what is sent and what is answered (OpenAPI 3.1 4.8.24.3): a required
+    read-only ``id`` is not an argument of the body, a write-only ``pin`` not part of the
+    answer."""
+    account = {
+        "type": "object",
+        "required": ["id", "name", "pin"],
+        "properties": {
+            "id": {"type": "string", "readOnly": True},
+            "name": {"type": "string"},
+            "pin": {"type": "string", "writeOnly": True},
+        },
+    }
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "Accounts", "version": "1"},
+        "paths": {
+            "/accounts": {
+                "post": {
+                    "operationId": "openAccount",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/A"}}
+                        }
+                    },
+                    "responses": {
+                        "201": {
+                            "description": "Opened.",
+                            "content": {
+                                "application/json": {"schema": {"$ref": "#/components/schemas/A"}}
+                            },
+                        }
+                    },
+                }
+            }
+        },
+        "components": {"schemas": {"A": account}},
+    }
+    await import_openapi(companies, "acme", request(document))
+    tool = (await stored_tools(companies))["openAccount"]
+    body = tool["input_schema"]["properties"]["body"]
+    assert (sorted(body["properties"]), body["required"]) == (["name", "pin"], ["name", "pin"])
+    answer = tool["output_schema"]
+    assert (sorted(answer["properties"]), answer["required"]) == (["id", "name"], ["id", "name"])
+
+
+async def test_headers_frontdesk_sets_are_not_arguments(companies: CompanyRepository) -> None:
+    """Accept, User-Agent and Authorization are Frontdesk's to send (it asks for JSON, names
+    itself, and carries the customer's identity): an optional one is left out, and a
+    hand-written provider cannot name one."""
+    document = copy.deepcopy(ORDERS_31)
+    document["paths"]["/orders"]["get"]["parameters"] += [
+        {"name": name, "in": "header", "schema": {"type": "string"}}
+        for name in ("Accept", "User-Agent", "Authorization")
+    ]
+    await import_openapi(companies, "acme", request(document))
+    listing = (await stored_tools(companies))["listOrders"]
+    assert sorted(listing["input_schema"]["properties"]) == ["X-Request-Id", "limit", "status"]
+
+    written = copy.deepcopy(listing)
+    written["provider"]["parameters"].append({"name": "Accept", "in": "header"})
+    with pytest.raises(ValueError, match="the Accept header is Frontdesk's to set"):
+        ToolDefinition.model_validate(written)

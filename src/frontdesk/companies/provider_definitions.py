@@ -47,6 +47,9 @@ RESERVED_HEADERS = frozenset(
         "te",
         "upgrade",
         "proxy-authorization",
+        # Frontdesk asks for JSON and names itself on every call (tools.openapi).
+        "accept",
+        "user-agent",
     }
 )
 _TEMPLATE_VARIABLE = re.compile(r"\{([^{}/]+)\}")

@@ -234,7 +234,9 @@ def _json_body(
     content = body.get("content") or {}
     for media_type, described in content.items():
         if _is_json(media_type) and isinstance(described, dict):
-            schema = converter.convert(described.get("schema", {}), f"{where}: request body")
+            schema = converter.convert(
+                described.get("schema", {}), f"{where}: request body", leave_out="readOnly"
+            )
             return schema, bool(body.get("required"))
     if body.get("required"):
         raise ImportRefused(
@@ -256,7 +258,9 @@ def _output_schema(
         content = response.get("content") if isinstance(response, dict) else None
         for media_type, described in (content or {}).items():
             if _is_json(media_type) and isinstance(described, dict) and "schema" in described:
-                schema = converter.convert(described["schema"], f"{where}: answer")
+                schema = converter.convert(
+                    described["schema"], f"{where}: answer", leave_out="writeOnly"
+                )
                 if isinstance(schema, dict) and schema.get("type") == "object":
                     return schema
                 return None

@@ -64,10 +64,16 @@ class SchemaConverter:
             node, resolver = resolved.contents, resolved.resolver
         return node
 
-    def convert(self, schema: Any, what: str) -> dict[str, Any] | bool:
-        """The JSON Schema for ``schema``; ``what`` names it in a refusal."""
+    def convert(
+        self, schema: Any, what: str, leave_out: str | None = None
+    ) -> dict[str, Any] | bool:
+        """The JSON Schema for ``schema``; ``what`` names it in a refusal. ``leave_out``
+        ("readOnly" for what is sent, "writeOnly" for what is answered) drops the
+        properties so marked, and their ``required``: OpenAPI 3.1 4.8.24.3 (and 3.0) has a
+        required read-only property required only in answers, and a write-only one only
+        in requests."""
         budget = [MAX_SCHEMA_NODES]
-        return self._convert(schema, self._resolver, (), what, budget)
+        return self._convert(schema, self._resolver, (), what, budget, leave_out)
 
     def _convert(
         self,
@@ -76,6 +82,7 @@ class SchemaConverter:
         references: tuple[str, ...],
         what: str,
         budget: list[int],
+        leave_out: str | None = None,
     ) -> dict[str, Any] | bool:
         if isinstance(schema, bool):
             return schema
@@ -96,36 +103,62 @@ class SchemaConverter:
                 )
             resolved = _lookup(resolver, reference)
             target = self._convert(
-                resolved.contents, resolved.resolver, (*references, reference), what, budget
+                resolved.contents,
+                resolved.resolver,
+                (*references, reference),
+                what,
+                budget,
+                leave_out,
             )
             siblings = {key: value for key, value in schema.items() if key != "$ref"}
             if not siblings:
                 return target
             # OpenAPI 3.1 (JSON Schema 2020-12) reads keywords beside $ref as applying too.
-            rest = self._convert(siblings, resolver, references, what, budget)
+            rest = self._convert(siblings, resolver, references, what, budget, leave_out)
             if isinstance(rest, dict) and set(rest) <= {"description", "title"}:
                 return target if isinstance(target, bool) else {**target, **rest}
             return {"allOf": [target, rest]}
         converted: dict[str, Any] = {}
+
+        def inner(item: Any) -> dict[str, Any] | bool:
+            return self._convert(item, resolver, references, what, budget, leave_out)
+
         for key, value in schema.items():
             if key in _OPENAPI_ONLY or key.startswith("x-") or key == "$schema":
                 continue
             if key in _ONE_SCHEMA and isinstance(value, dict | bool):
-                converted[key] = self._convert(value, resolver, references, what, budget)
+                converted[key] = inner(value)
             elif key in _SCHEMA_LISTS and isinstance(value, list):
-                converted[key] = [
-                    self._convert(item, resolver, references, what, budget) for item in value
-                ]
+                converted[key] = [inner(item) for item in value]
             elif key in _SCHEMA_MAPS and isinstance(value, dict):
-                converted[key] = {
-                    name: self._convert(item, resolver, references, what, budget)
-                    for name, item in value.items()
-                }
+                converted[key] = {name: inner(item) for name, item in value.items()}
             else:
                 converted[key] = value
+        if leave_out is not None:
+            _leave_out(converted, leave_out)
         if self._version == "3.0":
             _from_openapi_30(schema, converted)
         return converted
+
+
+def _leave_out(converted: dict[str, Any], marker: str) -> None:
+    """Drop the properties marked ``marker: true`` (see SchemaConverter.convert)."""
+    properties = converted.get("properties")
+    if not isinstance(properties, dict):
+        return
+    dropped = {
+        name
+        for name, schema in properties.items()
+        if isinstance(schema, dict) and schema.get(marker) is True
+    }
+    if not dropped:
+        return
+    converted["properties"] = {
+        name: schema for name, schema in properties.items() if name not in dropped
+    }
+    required = converted.get("required")
+    if isinstance(required, list):
+        converted["required"] = [name for name in required if name not in dropped]
 
 
 def _from_openapi_30(schema: dict[str, Any], converted: dict[str, Any]) -> None:
