@@ -272,9 +272,7 @@ class Frontdesk(Edge):
         await self._routes(scope, receive, send)
 
 
-def _routes(
-    services: Services, addresses: ClientAddressResolver, mcp: McpHandler
-) -> Starlette:
+def _routes(services: Services, addresses: ClientAddressResolver, mcp: McpHandler) -> Starlette:
     async def healthz(_request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
@@ -360,6 +358,7 @@ def _routes(
                         logins=services.logins,
                         limiter=services.limiter,
                         addresses=addresses,
+                        outbound=services.outbound,
                         mcp=mcp,
                     )
                 ),

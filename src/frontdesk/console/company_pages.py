@@ -28,6 +28,7 @@ from frontdesk.console.routes import Console
 from frontdesk.console.session import ConsoleSession
 from frontdesk.console.test_call import call_as_guest, shown_result
 from frontdesk.oauth.errors import AuthorizePage
+from frontdesk.oauth.forms import MAX_FORM_BYTES
 from frontdesk.store.admin import Administration
 from frontdesk.store.audit import AuditLog
 from frontdesk.store.tables import CLIENT_ID_LENGTH
@@ -52,7 +53,9 @@ class CompanyPages:
         self._console = console
         self._services = console.services
 
-    def opened(self, handler: Handler, *, form: bool = False) -> Callable[[Request], Any]:
+    def opened(
+        self, handler: Handler, *, form: bool = False, form_limit: int = MAX_FORM_BYTES
+    ) -> Callable[[Request], Any]:
         """``handler`` for a signed-in holder of the company in the path, else the sign-in
         page (a page) or 401 (a form); another company's, or none, is 404."""
 
@@ -60,7 +63,9 @@ class CompanyPages:
             tenant_key = request.path_params["tenant"]
             if form:
                 await self._services.limit(request, "change")
-                current, request.state.console_form = await self._console.checked_form(request)
+                current, request.state.console_form = await self._console.checked_form(
+                    request, form_limit
+                )
             else:
                 found = self._console.current(request)
                 if found is None:
@@ -74,7 +79,7 @@ class CompanyPages:
 
         return endpoint
 
-    async def _page(
+    async def page(
         self,
         request: Request,
         current: ConsoleSession,
@@ -93,7 +98,7 @@ class CompanyPages:
         )
 
     @staticmethod
-    def _form(request: Request) -> dict[str, str]:
+    def form(request: Request) -> dict[str, str]:
         """The form ``opened`` checked (its CSRF token and origin) before the handler."""
         form: dict[str, str] = request.state.console_form
         return form
@@ -109,7 +114,7 @@ class CompanyPages:
         definition = await stored_definition(self._services, tenant_key)
         tools = [shown.tool_row(tool) for tool in definition.get("tools", [])]
         extra.setdefault("arguments", "{}")
-        return await self._page(
+        return await self.page(
             request,
             current,
             tenant_key,
@@ -122,7 +127,7 @@ class CompanyPages:
     async def switch_tool(
         self, request: Request, current: ConsoleSession, tenant_key: str
     ) -> Response:
-        form = self._form(request)
+        form = self.form(request)
         name, enabled = form.get("tool", ""), form.get("enabled") == "true"
 
         def switch(document: dict[str, Any]) -> None:
@@ -139,7 +144,7 @@ class CompanyPages:
     async def test_tool(
         self, request: Request, current: ConsoleSession, tenant_key: str
     ) -> Response:
-        form = self._form(request)
+        form = self.form(request)
         name, text = form.get("tool", ""), form.get("arguments", "").strip() or "{}"
         try:
             arguments = orjson.loads(text) if len(text) <= MAX_ARGUMENTS_BYTES else None
@@ -167,7 +172,7 @@ class CompanyPages:
     ) -> Response:
         definition = await stored_definition(self._services, tenant_key)
         extra.setdefault("edited", definition.get("branding") or {})
-        return await self._page(
+        return await self.page(
             request,
             current,
             tenant_key,
@@ -180,7 +185,7 @@ class CompanyPages:
     async def save_lifetimes(
         self, request: Request, current: ConsoleSession, tenant_key: str
     ) -> Response:
-        form = self._form(request)
+        form = self.form(request)
 
         def lifetimes(document: dict[str, Any]) -> None:
             signin = document.get("signin")
@@ -195,7 +200,7 @@ class CompanyPages:
     async def branding(
         self, request: Request, current: ConsoleSession, tenant_key: str
     ) -> Response:
-        form = self._form(request)
+        form = self.form(request)
         edited = {field: form.get(field, "").strip() or None for field in BRANDING_FIELDS}
         if form.get("action") == "preview":
             return await self._preview(request, tenant_key, edited)
@@ -223,7 +228,7 @@ class CompanyPages:
         admin = Administration(self._services.database.engine)
         clients = [shown.client_row(client) for client in await admin.clients(tenant_key)]
         grants = [shown.grant_row(grant) for grant in await admin.grants(tenant_key)]
-        return await self._page(
+        return await self.page(
             request,
             current,
             tenant_key,
@@ -236,7 +241,7 @@ class CompanyPages:
     async def revoke_client(
         self, request: Request, current: ConsoleSession, tenant_key: str
     ) -> Response:
-        form = self._form(request)
+        form = self.form(request)
         client_id = form.get("client_id", "")
         if not client_id or len(client_id) > CLIENT_ID_LENGTH or "\x00" in client_id:
             raise AuthorizePage(400, "Nothing to revoke", "Choose a client on the page.")
@@ -247,7 +252,7 @@ class CompanyPages:
     async def revoke_grant(
         self, request: Request, current: ConsoleSession, tenant_key: str
     ) -> Response:
-        form = self._form(request)
+        form = self.form(request)
         family = form.get("family_id", "")
         if not family.isdigit() or len(family) > 18:
             raise AuthorizePage(400, "Nothing to revoke", "Choose a grant on the page.")
@@ -278,7 +283,7 @@ class CompanyPages:
             tenant_key, limit=AUDIT_EVENTS_SHOWN
         )
         rows = [shown.audit_row(event) for event in events]
-        return await self._page(
+        return await self.page(
             request, current, tenant_key, "console_audit.html", section="audit", events=rows
         )
 
@@ -290,7 +295,7 @@ class CompanyPages:
         context = await usage_page_context(
             self._services.database, tenant_key, until - timedelta(days=7), until
         )
-        return await self._page(
+        return await self.page(
             request, current, tenant_key, "console_usage.html", section="usage", days=7, **context
         )
 

@@ -14,6 +14,7 @@ from frontdesk.config import Settings
 from frontdesk.login.connectors import LoginConnectors
 from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth.errors import AuthorizePage
+from frontdesk.outbound import OutboundClients
 from frontdesk.ratelimit import RateLimiter, parse_rate_limit
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.database import Database
@@ -32,6 +33,8 @@ class ConsoleServices:
     logins: LoginConnectors
     limiter: RateLimiter
     addresses: ClientAddressResolver
+    # An OpenAPI document named by URL is fetched as metadata documents are.
+    outbound: OutboundClients
     mcp: McpHandler
 
     @property

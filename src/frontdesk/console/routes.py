@@ -22,8 +22,8 @@ from frontdesk.console import session
 from frontdesk.console.context import ConsoleServices
 from frontdesk.console.session import ConsoleSession
 from frontdesk.console.signin import OPERATORS, ConsoleSignin
-from frontdesk.oauth.errors import AuthorizePage
-from frontdesk.oauth.forms import read_form
+from frontdesk.oauth.errors import AuthorizePage, InvalidRequest
+from frontdesk.oauth.forms import MAX_FORM_BYTES, read_form
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.rendering import NO_STORE
 
@@ -48,7 +48,9 @@ class Console:
     def current(self, request: Request) -> ConsoleSession | None:
         return self.sessions.open(request.cookies.get(session.COOKIE_NAME))
 
-    async def checked_form(self, request: Request) -> tuple[ConsoleSession, dict[str, str]]:
+    async def checked_form(
+        self, request: Request, limit: int = MAX_FORM_BYTES
+    ) -> tuple[ConsoleSession, dict[str, str]]:
         """The session and the form, when the form came from this session's own page."""
         if not from_own_page(request, self._origin):
             raise refused()
@@ -57,7 +59,10 @@ class Console:
             raise AuthorizePage(
                 401, "You are signed out", "Your session ended. Open the console again."
             )
-        form = await read_form(request)
+        try:
+            form = await read_form(request, limit)
+        except InvalidRequest as problem:
+            raise AuthorizePage(400, "This form could not be read", problem.description) from None
         if not self.sessions.csrf_matches(current, form.get("csrf")):
             raise refused()
         return current, form
@@ -162,6 +167,7 @@ class SigninRoutes:
 def console_routes(services: ConsoleServices) -> list[Route]:
     # Imported here: the company pages are the bulk of the console.
     from frontdesk.console.company_pages import company_routes
+    from frontdesk.console.import_page import import_routes
 
     console = Console(services)
     signin = SigninRoutes(console)
@@ -173,4 +179,5 @@ def console_routes(services: ConsoleServices) -> list[Route]:
         Route("/console/callback", signin.callback, methods=["GET"]),
         Route("/console/signout", signin.sign_out, methods=["POST"]),
         *company_routes(console),
+        *import_routes(console),
     ]

@@ -86,13 +86,13 @@ READ_PARAMETERS = frozenset(
 )
 
 
-async def read_form(request: Request) -> dict[str, str]:
-    """A form-urlencoded body. RFC 6749 3.1 and 3.2: a parameter that is read, given twice,
-    is refused ("MUST NOT be included more than once"); any other is ignored, repeated or
-    not ("MUST ignore unrecognized request parameters")."""
+async def read_form(request: Request, limit: int = MAX_FORM_BYTES) -> dict[str, str]:
+    """A form-urlencoded body of at most ``limit`` bytes. RFC 6749 3.1 and 3.2: a parameter
+    that is read, given twice, is refused ("MUST NOT be included more than once"); any other
+    is ignored, repeated or not ("MUST ignore unrecognized request parameters")."""
     if media_type(request) != "application/x-www-form-urlencoded":
         raise InvalidRequest("the body must be application/x-www-form-urlencoded")
-    body = await bounded_body(request, MAX_FORM_BYTES)
+    body = await bounded_body(request, limit)
     try:
         pairs = parse_qsl(
             body.decode("ascii"), keep_blank_values=True, encoding="utf-8", errors="strict"
