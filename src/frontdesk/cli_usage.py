@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import click
 import orjson
 
 from frontdesk import administration
 from frontdesk.cli_common import run, settings
-from frontdesk.usage.report import InvalidRange, hour_range
-
-# Without --since, the day before --until.
-DEFAULT_SPAN = timedelta(hours=24)
+from frontdesk.usage.report import InvalidRange, chosen_range
 
 
 @click.command("usage")
@@ -24,10 +21,12 @@ def usage(tenant_key: str, since: datetime | None, until: datetime | None) -> No
     p50/p95, guest and signed-in calls and distinct customers, and the totals. Whole
     hours, the last 24 by default; counts reach the database within
     FRONTDESK_USAGE_FLUSH_SECONDS of each call."""
-    end = datetime.now(UTC) if until is None else until.replace(tzinfo=UTC)
-    start = end - DEFAULT_SPAN if since is None else since.replace(tzinfo=UTC)
     try:
-        hour_range(start, end)
+        start, end = chosen_range(
+            None if since is None else since.replace(tzinfo=UTC),
+            None if until is None else until.replace(tzinfo=UTC),
+            datetime.now(UTC),
+        )
     except InvalidRange as error:
         raise click.UsageError(str(error)) from None
     config = settings()

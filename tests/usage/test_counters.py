@@ -10,7 +10,7 @@ import pytest
 from frontdesk.store.tables import LATENCY_BOUNDS_MS
 from frontdesk.usage import counters as usage
 from frontdesk.usage.counters import UsageCounters
-from frontdesk.usage.report import InvalidRange, hour_range, percentile
+from frontdesk.usage.report import InvalidRange, chosen_range, hour_range, percentile
 
 
 def _buckets(**counts: int) -> list[int]:
@@ -116,3 +116,20 @@ def test_a_range_is_widened_to_whole_hours_and_must_not_be_empty() -> None:
         hour_range(until, since)
     with pytest.raises(InvalidRange):
         hour_range(since.replace(tzinfo=None), until)
+
+
+def test_a_range_at_the_ends_of_time_is_refused_not_failed() -> None:
+    now = datetime(2026, 11, 28, 13, 20, tzinfo=UTC)
+    # Without since, the day before until.
+    assert chosen_range(None, None, now) == (
+        datetime(2026, 11, 27, 13, tzinfo=UTC),
+        datetime(2026, 11, 28, 14, tzinfo=UTC),
+    )
+    latest = datetime.max.replace(tzinfo=UTC)
+    earliest = datetime.min.replace(tzinfo=UTC)
+    with pytest.raises(InvalidRange):
+        chosen_range(None, earliest, now)
+    with pytest.raises(InvalidRange):
+        chosen_range(now, latest, now)
+    with pytest.raises(InvalidRange, match="at most"):
+        chosen_range(earliest, now, now)

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from frontdesk.admin_api import audit, companies, connections, imports, parts
+from frontdesk.admin_api import audit, companies, connections, imports, parts, usage
 from frontdesk.admin_api.guard import PREFIX, AdminContext, Handler, admin_route
 
 COMPANY = "/companies/{tenant}"
@@ -41,6 +41,7 @@ ROUTES: list[tuple[str, Handler, list[str]]] = [
     (COMPANY + "/grants", connections.list_grants, ["GET"]),
     (COMPANY + "/grants/{grantId}", connections.revoke_grant, ["DELETE"]),
     (COMPANY + "/audit", audit.audit_events, ["GET"]),
+    (COMPANY + "/usage", usage.company_usage, ["GET"]),
     (COMPANY + "/openapi-imports", imports.import_openapi, ["POST"]),
 ]
 

@@ -25,6 +25,8 @@ from frontdesk.store.tables import LATENCY_BOUNDS_MS
 from frontdesk.usage.counters import ERROR_KINDS, OK
 
 HOUR = timedelta(hours=1)
+# Without ``since``, the day before ``until``.
+DEFAULT_SPAN = timedelta(hours=24)
 # The longest range one report reads: a retention period's worth of hours.
 MAX_RANGE = timedelta(days=3660)
 
@@ -33,15 +35,31 @@ class InvalidRange(FrontdeskError):
     """The range asked for is empty, reversed, or too long."""
 
 
+def chosen_range(
+    since: datetime | None, until: datetime | None, now: datetime
+) -> tuple[datetime, datetime]:
+    """The whole hours of a range asked for (``hour_range``): ``until`` now unless given,
+    ``since`` ``DEFAULT_SPAN`` before ``until`` unless given."""
+    end = now if until is None else until
+    try:
+        start = end - DEFAULT_SPAN if since is None else since
+    except OverflowError:
+        raise InvalidRange("until is out of range") from None
+    return hour_range(start, end)
+
+
 def hour_range(since: datetime, until: datetime) -> tuple[datetime, datetime]:
     """``since`` back to its hour's start, ``until`` forward to its hour's end, in UTC;
     InvalidRange when nothing is left between them or they are too far apart."""
     if since.tzinfo is None or until.tzinfo is None:
         raise InvalidRange("since and until must say their time zone (UTC: ...Z)")
-    start = since.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-    end = until.astimezone(UTC)
-    if end.replace(minute=0, second=0, microsecond=0) != end:
-        end = end.replace(minute=0, second=0, microsecond=0) + HOUR
+    try:
+        start = since.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+        end = until.astimezone(UTC)
+        if end.replace(minute=0, second=0, microsecond=0) != end:
+            end = end.replace(minute=0, second=0, microsecond=0) + HOUR
+    except OverflowError:
+        raise InvalidRange("since and until must be within years 1 to 9999") from None
     if end <= start:
         raise InvalidRange("until must come after since")
     if end - start > MAX_RANGE:
