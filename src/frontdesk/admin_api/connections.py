@@ -43,7 +43,9 @@ async def revoke_client(call: AdminCall) -> Response:
 
 
 async def list_grants(call: AdminCall) -> Response:
-    customer = call.request.query_params.get("customer") or None
+    customer = call.request.query_params.get("customer")
+    if customer == "":
+        raise invalid_request("customer, when given, names a customer (subject or email)")
     rows = await list_grants_in(call.context.database, call.company, customer)
     return json_response(
         {
