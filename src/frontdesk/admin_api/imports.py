@@ -67,7 +67,9 @@ def _checked(body: Any) -> dict[str, Any]:
     try:
         base_url = checked_base_url(base_url)
     except ValueError as error:
-        raise invalid_request(f'"base_url" {error}') from None
+        # A well-formed request naming an API Frontdesk does not call: the document's
+        # fault as much as a bad document's.
+        raise AdminError(422, "invalid_import", f'"base_url" {error}') from None
     include = body.get("include", [])
     if not isinstance(include, list) or not all(isinstance(item, str) for item in include):
         raise invalid_request('"include" is a list of operationIds or tags')
