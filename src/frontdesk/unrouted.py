@@ -41,7 +41,7 @@ async def render_unrouted(request: Request, error: Exception) -> Response:
             "error": {"code": INVALID_REQUEST, "message": f"{NO_ROUTE} (the MCP endpoint)"},
         }
         return _json(envelope, error.status_code)
-    if family == "oauth":
+    if family in ("oauth", "admin"):
         body = {"error": "not_found", "error_description": NO_ROUTE}
         return _json(body, error.status_code, _NO_STORE)
     return PlainTextResponse(error.detail, error.status_code, headers=error.headers)
@@ -50,6 +50,9 @@ async def render_unrouted(request: Request, error: Exception) -> Response:
 def _family(path: str) -> str | None:
     if path.startswith(_OAUTH_DISCOVERY):
         return "oauth"
+    # The admin API's errors have the OAuth errors' shape (frontdesk.admin_api.errors).
+    if path == "/admin/v1" or path.startswith("/admin/v1/"):
+        return "admin"
     parts = path.split("/", 4)
     # /v1/{tenantKey}/mcp... and /v1/{tenantKey}/oauth...
     if len(parts) >= 4 and parts[0] == "" and parts[1] == "v1":

@@ -110,3 +110,13 @@ async def test_each_use_is_audited_under_the_company_touched(
     assert event.detail["status"] == 200
     assert event.detail["key_id"].startswith("key_")
     assert operator_key not in str(event.detail)
+
+
+async def test_a_path_no_admin_route_serves_is_a_404_in_the_same_shape(
+    client: httpx.AsyncClient, operator_key: str
+) -> None:
+    for path in ("/admin/v1", "/admin/v1/companies/", "/admin/v1/nothing"):
+        response = await admin(client, "GET", path.removeprefix("/admin/v1"), operator_key)
+        assert response.status_code == 404, path
+        assert response.json()["error"] == "not_found"
+        assert "location" not in response.headers
