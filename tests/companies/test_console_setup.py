@@ -105,3 +105,28 @@ def test_a_disabled_tool_is_kept_but_not_served() -> None:
     served = ServedCompany(parsed.companies[0], "600/minute")
     assert list(served.tools) == ["on"]
     assert b'"off"' not in served.tools_json
+
+
+@pytest.mark.parametrize(
+    ("login", "problem"),
+    [
+        ({"type": "dev"}, "the console's dev login signs in anyone"),
+        (
+            {
+                "type": "oidc",
+                "issuer": "http://id.acme.example",
+                "client_id": "console",
+                "client_secret_env": "ACME_CONSOLE_SECRET",
+            },
+            "the console's identity provider must be https",
+        ),
+    ],
+)
+def test_production_refuses_a_console_login_it_would_refuse_to_customers(
+    login: dict[str, Any], problem: str
+) -> None:
+    from frontdesk.companies.production import production_problems
+
+    parsed = parse_companies(company({"login": login, "staff": {"domains": ["acme.example"]}}))
+    [found] = production_problems(parsed.companies[0])
+    assert found.startswith(f"acme: {problem}")

@@ -14,11 +14,16 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
+from frontdesk.companies.console_setup import ConsoleDevLogin
 from frontdesk.companies.definition import FROM_STORE, CompanyDefinition, DevLogin, OidcLogin
 
 
 def production_problems(company: CompanyDefinition) -> list[str]:
     """Why ``company`` cannot be served in production, one line each (none: it can)."""
+    return _signin_problems(company) + _console_problems(company)
+
+
+def _signin_problems(company: CompanyDefinition) -> list[str]:
     signin = company.signin
     if signin is None:
         return []
@@ -30,6 +35,22 @@ def production_problems(company: CompanyDefinition) -> list[str]:
             f"{company.tenant_key}: the identity provider's issuer must be https"
             f" ({login.issuer}): its code, tokens and client secret would travel in clear"
         ]
+    return []
+
+
+def _console_problems(company: CompanyDefinition) -> list[str]:
+    """The staff's console login (companies.console_setup), held to the customers' rules."""
+    console = company.console
+    if console is None:
+        return []
+    login = console.login
+    if isinstance(login, ConsoleDevLogin):
+        return [
+            f"{company.tenant_key}: the console's dev login signs in anyone who types a"
+            " staff address"
+        ]
+    if not issuer_is_safe(login.issuer):
+        return [f"{company.tenant_key}: the console's identity provider must be https"]
     return []
 
 
