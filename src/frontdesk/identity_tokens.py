@@ -198,6 +198,8 @@ class IdentityTokens:
         if loading is None:
             loading = self._loading[tenant_key] = asyncio.ensure_future(self._load(tenant_key))
             loading.add_done_callback(lambda _done: self._loading.pop(tenant_key, None))
+        # Shielded: a request that goes away does not cancel the read others wait for (and
+        # shield marks a failure as retrieved when nobody is left waiting for it).
         return await asyncio.shield(loading)
 
     async def _load(self, tenant_key: str) -> _CompanyKeys:
