@@ -5,18 +5,21 @@ rather than deadlock (store.tool_usage)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 
 import httpx
 import pytest
+from sqlalchemy.engine import make_url
 
 from frontdesk.config import Settings
 from frontdesk.store.database import Database
 from frontdesk.usage import counters as usage
 from frontdesk.usage.counters import UsageCounters
-from frontdesk.usage.flushing import UsageFlusher
+from frontdesk.usage.flushing import LAST_FLUSH_SECONDS, UsageFlusher
 from tests.conftest import BASE_URL, start_app
 from tests.protocol.rpc import call
+from tests.support.stall_proxy import StallProxy
 from tests.usage.support import figures, usage_now
 
 pytestmark = [pytest.mark.anyio]
@@ -78,4 +81,34 @@ async def test_concurrent_flushes_of_the_same_rows_lose_nothing(
     finally:
         for database in databases:
             await database.close()
+        await app.services.stop()
+
+
+async def test_a_flush_to_a_stalled_database_ends_within_its_bound_and_keeps_its_counts(
+    make_settings: Callable[..., Settings], postgres_url: str
+) -> None:
+    """The database accepts and then answers nothing: the flush gives up within its bound
+    (a worker's stop must end within its grace), keeps its counts, and writes them all once
+    the database answers again."""
+    app = await start_app(make_settings(database_url=postgres_url))
+    upstream = make_url(postgres_url)
+    try:
+        async with StallProxy(upstream.host or "127.0.0.1", upstream.port or 5432) as proxy:
+            database = Database(proxy.rewrite(postgres_url))
+            counters = UsageCounters()
+            flusher = UsageFlusher(counters, database, 0)
+            try:
+                counters.record("acme", "echo", usage.OK, None, 0.004)
+                proxy.stall()
+                started = time.monotonic()
+                assert not await flusher.flush(within=LAST_FLUSH_SECONDS)
+                assert time.monotonic() - started < LAST_FLUSH_SECONDS + 1
+                assert counters.pending() == 1
+                proxy.resume()
+                counters.record("acme", "echo", usage.OK, None, 0.004)
+                assert await flusher.flush()
+            finally:
+                await database.close()
+        assert figures(await usage_now(app, "acme"), "echo")["calls"] == 2
+    finally:
         await app.services.stop()

@@ -25,8 +25,12 @@ from frontdesk.usage.counters import UsageCounters
 
 log = structlog.get_logger(__name__)
 
-# The longest one flush may take; past it, its counts are kept for the next.
-FLUSH_SECONDS = 10.0
+# The longest one flush may take; past it, its counts are kept for the next. The last one,
+# as the worker stops, gets less: a flush under way and the last together stay within the
+# worker's grace after SIGTERM (http_server.SHUTDOWN_GRACE_SECONDS, 8 s) even when the
+# database has stalled.
+FLUSH_SECONDS = 5.0
+LAST_FLUSH_SECONDS = 2.5
 
 
 class UsageFlusher:
@@ -50,15 +54,16 @@ class UsageFlusher:
             self._stopping.set()
             await self._task
             self._task = None
-        await self.flush()
+        await self.flush(LAST_FLUSH_SECONDS)
 
-    async def flush(self) -> bool:
-        """Write what was counted; False when the database refused it (kept for later)."""
+    async def flush(self, within: float = FLUSH_SECONDS) -> bool:
+        """Write what was counted, within ``within`` seconds; False when the database
+        refused it or took longer (the counts are kept for the next flush)."""
         counts = self.counters.take()
         if not counts:
             return True
         try:
-            async with asyncio.timeout(FLUSH_SECONDS):
+            async with asyncio.timeout(within):
                 await tool_usage.add(self._database.engine, counts.tallies, counts.customers)
         except Exception as error:
             dropped_keys, dropped_customers = self.counters.give_back(counts)
