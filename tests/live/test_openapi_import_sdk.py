@@ -1,6 +1,8 @@
 """The walk a company takes with its own REST API: `frontdesk tools import-openapi` makes
 its operations tools of a running service, and the MCP Python SDK's own client lists them
-and calls one as a guest, which reaches the API (tests.support.orders_api) over loopback."""
+and calls one as a guest, which reaches the API (tests.support.orders_api) over loopback;
+then, signed in through the SDK's OAuth client, it calls a personal one, whose API checks
+the JWT against the company's jwks_uri with PyJWT."""
 
 from __future__ import annotations
 
@@ -8,11 +10,18 @@ import sys
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 import yaml
 from mcp import Client
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientMetadata
+from pydantic import AnyUrl
 
 from tests.live.conftest import running_service, service_environment
+from tests.live.customer_browser import EMAIL
+from tests.live.test_signin_sdk import REDIRECT_URI, DevLoginBrowser, MemoryStorage
 from tests.support.orders_api import ORDERS_31, serve_orders_api
 
 pytestmark = pytest.mark.live
@@ -63,6 +72,25 @@ async def test_an_sdk_client_calls_a_tool_imported_from_an_openapi_document(
                 called = await client.call_tool("getOrder", {"orderId": "A-1"})
                 missing = await client.call_tool("getOrder", {"orderId": "B-2"})
 
+            api.jwks_url = f"{service.base_url}/v1/orderly/oauth/jwks.json"
+            api.audience = api.base_url
+            storage = MemoryStorage()
+            browser = DevLoginBrowser()
+            provider = OAuthClientProvider(
+                service.mcp_url("orderly"),
+                OAuthClientMetadata(redirect_uris=[AnyUrl(REDIRECT_URI)], client_name="Orders"),
+                storage,
+                redirect_handler=browser.open,
+                callback_handler=browser.callback,
+            )
+            async with (
+                httpx2.AsyncClient(auth=provider, timeout=30.0) as http,
+                Client(
+                    streamable_http_client(service.mcp_url("orderly"), http_client=http)
+                ) as signed_in,
+            ):
+                cancelled = await signed_in.call_tool("cancelOrder", {"orderId": "A-1"})
+
     tools = {tool.name: tool for tool in listing.tools}
     assert list(tools) == ["listOrders", "place_order", "getOrder", "cancelOrder", "broken"]
     assert tools["getOrder"].title == "Read one order"
@@ -75,4 +103,12 @@ async def test_an_sdk_client_calls_a_tool_imported_from_an_openapi_document(
     assert [(method, target) for method, target, _, _ in api.received] == [
         ("GET", "/orders/A-1"),
         ("GET", "/orders/B-2"),
+        ("DELETE", "/orders/A-1"),
     ]
+    assert cancelled.is_error is False, cancelled
+    assert api.orders["A-1"]["status"] == "cancelled"
+    [claims] = api.verified_claims
+    assert claims["iss"] == f"{service.public_url}/v1/orderly/oauth"
+    assert (claims["sub"], claims["email"]) == (f"dev:{EMAIL}", EMAIL)
+    assert storage.client_info is not None
+    assert claims["client_id"] == storage.client_info.client_id

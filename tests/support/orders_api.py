@@ -3,7 +3,8 @@ by uvicorn on loopback: the company API the OpenAPI import tests import and call
 
 Its operations: list orders (query and header parameters), read one (a public GET), place
 one (a JSON body), cancel one (a DELETE that requires a bearer JWT, verified with PyJWT
-against the key set the test hands it: the company's published JWKS). ``GET /broken``
+against the company's published key set: handed over by the test, or fetched from its
+jwks_uri with PyJWKClient, as an API gateway would). ``GET /broken``
 answers 500 with a text body. Every request is recorded.
 """
 
@@ -210,8 +211,10 @@ ORDERS_30: dict[str, Any] = {
 @dataclass
 class OrdersApi:
     base_url: str = ""
-    # The key set the DELETE verifies JWTs with, and the audience it expects.
+    # The key set the DELETE verifies JWTs with (given, or fetched from the company's
+    # jwks_uri as an API gateway would), and the audience it expects.
     jwks: dict[str, Any] | None = None
+    jwks_url: str | None = None
     audience: str = ""
     orders: dict[str, dict[str, Any]] = field(default_factory=dict)
     received: list[tuple[str, str, dict[str, str], bytes]] = field(default_factory=list)
@@ -276,11 +279,14 @@ class OrdersApi:
     def _refusal(self, request: Request) -> Response | None:
         """401 unless the request carries a JWT that verifies against the key set."""
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not token or self.jwks is None:
+        if scheme.lower() != "bearer" or not token:
             return JSONResponse({"error": "a bearer token is required"}, 401)
         try:
-            header = jwt.get_unverified_header(token)
-            key = jwt.PyJWKSet.from_dict(self.jwks)[header["kid"]]
+            if self.jwks_url is not None:
+                key = jwt.PyJWKClient(self.jwks_url, timeout=5).get_signing_key_from_jwt(token)
+            else:
+                assert self.jwks is not None, "the test gives a key set or its URL"
+                key = jwt.PyJWKSet.from_dict(self.jwks)[jwt.get_unverified_header(token)["kid"]]
             claims = jwt.decode(
                 token, key=key, algorithms=["ES256", "EdDSA"], audience=self.audience
             )
