@@ -1,6 +1,7 @@
 """`frontdesk keys rotate-signing`, against the database a running app uses: the new key is
 published beside the old one, the app signs with it from its next read of the keys, and a
-company that does not exist is a usage error. On SQLite and PostgreSQL."""
+company that does not exist is a usage error; deleting a company deletes its keys. On
+SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ import httpx
 import jwt
 import pytest
 from click.testing import CliRunner, Result
+from sqlalchemy import func, select
 
 from frontdesk.app import Frontdesk
 from frontdesk.cli import main
 from frontdesk.config import Settings
 from frontdesk.domain import Customer
+from frontdesk.store.tables import signing_keys
+from tests.conftest import COMPANIES_FILE
 
 pytestmark = [pytest.mark.anyio]
 
@@ -91,3 +95,23 @@ async def test_an_algorithm_frontdesk_does_not_sign_with_is_refused(app: Frontde
     result = await command("keys", "rotate-signing", "initech", "--algorithm", "HS256")
     assert result.exit_code == 2
     assert "HS256" in result.output
+
+
+async def test_deleting_a_company_deletes_its_keys(
+    app: Frontdesk, client: httpx.AsyncClient
+) -> None:
+    """A company applied again under a deleted one's key signs with new keys: the old ones,
+    and every token they signed, are not its."""
+    [first] = await kids(client)
+    assert (await command("keys", "rotate-signing", "initech")).exit_code == 0
+    old = {first, *await kids(client)}
+    deleted = await command("companies", "delete", "initech", "--yes")
+    assert deleted.exit_code == 0, deleted.output
+    assert "signing_keys removed: 2" in deleted.output.splitlines()
+    async with app.services.database.engine.connect() as connection:
+        query = select(func.count()).where(signing_keys.c.tenant_key == "initech")
+        assert (await connection.execute(query)).scalar_one() == 0
+    applied = await command("companies", "apply", str(COMPANIES_FILE))
+    assert applied.exit_code == 0, applied.output
+    [new] = await kids(client)
+    assert new not in old
