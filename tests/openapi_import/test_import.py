@@ -333,3 +333,25 @@ async def test_headers_frontdesk_sets_are_not_arguments(companies: CompanyReposi
     written["provider"]["parameters"].append({"name": "Accept", "in": "header"})
     with pytest.raises(ValueError, match="the Accept header is Frontdesk's to set"):
         ToolDefinition.model_validate(written)
+
+
+async def test_the_companys_own_choices_for_an_imported_tool_survive_a_reimport(
+    companies: CompanyRepository,
+) -> None:
+    """A timeout set, or a tool switched off, after the import is the company's: importing
+    the same document again keeps it, and reports the tool unchanged."""
+    await import_openapi(companies, "acme", request(ORDERS_31))
+    stored = await companies.get("acme")
+    assert stored is not None
+    definition = companies.opened(stored)
+    for tool in definition["tools"]:
+        if tool["name"] == "getOrder":
+            tool["timeout"] = 5.0
+            tool["enabled"] = False
+    await companies.apply([definition])
+
+    again = await import_openapi(companies, "acme", request(ORDERS_31))
+    assert "getOrder" in again.unchanged
+    assert (again.added, again.changed, again.removed) == ([], [], [])
+    kept = (await stored_tools(companies))["getOrder"]
+    assert (kept["timeout"], kept["enabled"]) == (5.0, False)
