@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from frontdesk.app import Frontdesk
-from tests.console.support import CONSOLE_COMPANIES, console_sign_in, csrf_of, post
+from tests.console.support import CONSOLE_COMPANIES, STAFF, console_sign_in, csrf_of, post
 from tests.oauth import flows
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("database_url")]
@@ -50,6 +50,9 @@ async def test_revoking_a_grant_in_the_console_ends_it(
     assert family_ids((await client.get("/console/vandelay/clients")).text) == []
 
     audit = await client.get("/console/vandelay/audit")
+    assert "console_change" in audit.text
+    assert f"by: {STAFF}" in audit.text
+    assert "grant_revoked" in audit.text
     assert "family_revoked" in audit.text
     assert "staff_revoked" in audit.text
 

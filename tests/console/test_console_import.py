@@ -14,6 +14,7 @@ import pytest
 
 from frontdesk.app import Frontdesk
 from frontdesk.config import Settings
+from frontdesk.store.audit import AuditLog
 from tests.conftest import BASE_URL, start_app
 from tests.console.support import CONSOLE_COMPANIES, console_sign_in, csrf_of, post
 from tests.oauth import flows
@@ -94,6 +95,21 @@ async def test_the_changes_are_shown_then_applied_and_the_tools_called(
     assert result["structuredContent"]["orders"][0]["item"] == "latex"
     assert [(method, target) for method, target, _, _ in api.received] == [
         ("GET", "/orders?status=open")
+    ]
+
+    events = await AuditLog(console_app.services.database.engine).list("pendant")
+    assert [(event.event, event.detail) for event in events] == [
+        (
+            "console_change",
+            {
+                "by": "elaine@pendant.example",
+                "change": "openapi_imported",
+                "source": "Orders API",
+                "added": IMPORTED,
+                "changed": [],
+                "removed": [],
+            },
+        )
     ]
 
     # The same document again: nothing to apply.

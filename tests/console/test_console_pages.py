@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from frontdesk.app import Frontdesk
+from frontdesk.store.audit import AuditLog
 from tests.conftest import BASE_URL
 from tests.console.support import (
     CONSOLE_COMPANIES,
@@ -112,6 +113,13 @@ async def test_switching_a_tool_off_takes_it_out_of_the_mcp_listing(
     assert on.status_code == 303
     listed = await flows.mcp(client, flows.rpc("tools/list"), "vandelay")
     assert [tool["name"] for tool in listed.json()["result"]["tools"]] == ["echo", "whoami"]
+
+    # Who switched it, in the company's audit log.
+    events = await AuditLog(companies.services.database.engine).list("vandelay")
+    assert [(event.event, event.detail) for event in events] == [
+        ("console_change", {"by": STAFF, "change": "tool_enabled", "tool": "echo"}),
+        ("console_change", {"by": STAFF, "change": "tool_disabled", "tool": "echo"}),
+    ]
 
 
 async def test_a_test_call_runs_the_tool_as_a_guest(

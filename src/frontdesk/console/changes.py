@@ -7,6 +7,7 @@ refusals (companies.production) hold here too."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from frontdesk.companies.definition import CompanyDefinition
@@ -15,6 +16,7 @@ from frontdesk.companies.production import production_problems
 from frontdesk.console.context import ConsoleServices
 from frontdesk.errors import ConfigurationError
 from frontdesk.oauth.errors import AuthorizePage
+from frontdesk.store import audit
 from frontdesk.store.companies import ApplyOutcome
 
 
@@ -50,3 +52,21 @@ async def change_company(
     # (FRONTDESK_COMPANY_CACHE_SECONDS), as after `companies apply`.
     services.registry.forget()
     return outcome
+
+
+async def audited(
+    services: ConsoleServices, tenant_key: str, by: str, change: str, **detail: Any
+) -> None:
+    """The change in the company's audit log: who made it in the console, and what. Written
+    once the change is, in a transaction of its own (``companies apply`` writes in its
+    own); ``detail`` names things, never holds a secret."""
+    async with services.database.engine.begin() as connection:
+        await audit.record(
+            connection,
+            tenant_key,
+            audit.Event.CONSOLE_CHANGE,
+            datetime.now(UTC),
+            by=by,
+            change=change,
+            **detail,
+        )

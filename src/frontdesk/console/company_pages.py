@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from frontdesk.administration import OPERATOR_REVOKED
 from frontdesk.console import shown
-from frontdesk.console.changes import ChangeRefused, change_company, stored_definition
+from frontdesk.console.changes import ChangeRefused, audited, change_company, stored_definition
 from frontdesk.console.preview import consent_preview
 from frontdesk.console.routes import Console
 from frontdesk.console.session import ConsoleSession
@@ -137,7 +137,9 @@ class CompanyPages:
                     return
             raise AuthorizePage(404, "Not found", "This company has no such tool.")
 
-        await self._change(tenant_key, switch)
+        await self._change(
+            current, tenant_key, switch, "tool_enabled" if enabled else "tool_disabled", tool=name
+        )
         log.info("console_tool_switched", tenant=tenant_key, tool=name, enabled=enabled)
         return self._back(tenant_key, "tools")
 
@@ -195,7 +197,7 @@ class CompanyPages:
                 value = form.get(field, "").strip()
                 signin[field] = int(value) if value.isdigit() and len(value) < 6 else value
 
-        return await self._changed(request, current, tenant_key, lifetimes, "signin")
+        return await self._changed(request, current, tenant_key, lifetimes, "token_lifetimes")
 
     async def branding(
         self, request: Request, current: ConsoleSession, tenant_key: str
@@ -209,7 +211,7 @@ class CompanyPages:
             kept = {field: value for field, value in edited.items() if value is not None}
             document["branding"] = kept or None
 
-        return await self._changed(request, current, tenant_key, rebrand, "signin", edited=edited)
+        return await self._changed(request, current, tenant_key, rebrand, "branding", edited=edited)
 
     async def _preview(
         self, request: Request, tenant_key: str, edited: dict[str, str | None]
@@ -247,6 +249,14 @@ class CompanyPages:
             raise AuthorizePage(400, "Nothing to revoke", "Choose a client on the page.")
         ended = await self._revoke(current, tenant_key, client_id=client_id)
         log.info("console_client_revoked", tenant=tenant_key, families=len(ended))
+        await audited(
+            self._services,
+            tenant_key,
+            current.email,
+            "client_revoked",
+            client_id=client_id,
+            families=len(ended),
+        )
         return self._back(tenant_key, "clients")
 
     async def revoke_grant(
@@ -262,6 +272,9 @@ class CompanyPages:
             raise AuthorizePage(404, "Not found", "This company has no such grant.")
         ended = await self._revoke(current, tenant_key, family_ids=[int(family)])
         log.info("console_grant_revoked", tenant=tenant_key, families=len(ended))
+        await audited(
+            self._services, tenant_key, current.email, "grant_revoked", family_id=int(family)
+        )
         return self._back(tenant_key, "clients")
 
     async def _revoke(self, current: ConsoleSession, tenant_key: str, **chosen: Any) -> list[int]:
@@ -301,11 +314,20 @@ class CompanyPages:
 
     # Changes.
 
-    async def _change(self, tenant_key: str, change: Callable[[dict[str, Any]], None]) -> None:
+    async def _change(
+        self,
+        current: ConsoleSession,
+        tenant_key: str,
+        change: Callable[[dict[str, Any]], None],
+        what: str,
+        **detail: Any,
+    ) -> None:
+        """Apply ``change``, then record who made it; a refused change is a 400 page."""
         try:
             await change_company(self._services, tenant_key, change)
         except ChangeRefused as refusal:
             raise AuthorizePage(400, "This change was not made", str(refusal)) from None
+        await audited(self._services, tenant_key, current.email, what, **detail)
 
     async def _changed(
         self,
@@ -313,18 +335,19 @@ class CompanyPages:
         current: ConsoleSession,
         tenant_key: str,
         change: Callable[[dict[str, Any]], None],
-        slug: str,
+        what: str,
         **shown: Any,
     ) -> Response:
-        """Apply ``change`` and go back to the page; a refused change shows the page again
-        with what was typed and why (400), nothing applied."""
+        """Apply ``change``, record who made it, and go back to the page; a refused change
+        shows the page again with what was typed and why (400), nothing applied."""
         try:
             await change_company(self._services, tenant_key, change)
         except ChangeRefused as refusal:
             return await self.signin_settings(
                 request, current, tenant_key, problem=f"Not saved: {refusal}", status=400, **shown
             )
-        return self._back(tenant_key, slug)
+        await audited(self._services, tenant_key, current.email, what)
+        return self._back(tenant_key, "signin")
 
 
 def company_routes(console: Console) -> list[Route]:

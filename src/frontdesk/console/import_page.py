@@ -19,6 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from frontdesk.administration import UnknownCompany
+from frontdesk.console.changes import audited
 from frontdesk.console.company_pages import CompanyPages
 from frontdesk.console.routes import Console
 from frontdesk.console.session import ConsoleSession
@@ -51,9 +52,19 @@ class ImportPage:
             return await self._render(
                 request, current, tenant_key, typed, problem=f"Not imported: {refusal}", status=400
             )
-        if apply:
+        if apply and plan.applied:
             self._services.registry.forget()
             log.info("console_openapi_imported", tenant=tenant_key, source=plan.source)
+            await audited(
+                self._services,
+                tenant_key,
+                current.email,
+                "openapi_imported",
+                source=plan.source,
+                added=plan.added,
+                changed=plan.changed,
+                removed=plan.removed,
+            )
         return await self._render(request, current, tenant_key, typed, plan=plan, applied=apply)
 
     async def _import(self, tenant_key: str, typed: dict[str, str], *, dry_run: bool) -> Any:

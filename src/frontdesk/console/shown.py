@@ -63,7 +63,11 @@ def audit_row(event: AuditEvent) -> dict[str, Any]:
         "event": event.event,
         "client_id": event.client_id,
         "family_id": event.family_id,
-        "detail": event.detail,
+        # A list (the tools an import added) as the words it holds.
+        "detail": {
+            key: ", ".join(map(str, value)) if isinstance(value, list) else value
+            for key, value in event.detail.items()
+        },
     }
 
 

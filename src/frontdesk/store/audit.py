@@ -31,6 +31,9 @@ class Event(StrEnum):
     ADMIN_KEY_CREATED = "admin_key_created"
     ADMIN_KEY_REVOKED = "admin_key_revoked"
     ADMIN_REQUEST = "admin_request"
+    # A change made in the console (frontdesk.console), by whom (a staff member's or an
+    # operator's address) and what.
+    CONSOLE_CHANGE = "console_change"
 
 
 @dataclass(frozen=True, slots=True)
