@@ -109,3 +109,23 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             merged[name] = merge_patch(merged.get(name), value)
     return merged
+
+
+# The parts of a definition whose items may name a provider.
+_PROVIDED = ("tools", "resources", "resource_templates", "prompts")
+
+
+def python_targets(document: Any) -> set[str]:
+    """The functions a definition's ``python`` providers name: code of the deployment run
+    in-process, which only the operator chooses (the admin API refuses a company key that
+    names a new one)."""
+    targets: set[str] = set()
+    if not isinstance(document, dict):
+        return targets
+    for part in _PROVIDED:
+        items = document.get(part)
+        for item in items if isinstance(items, list) else ():
+            provider = item.get("provider") if isinstance(item, dict) else None
+            if isinstance(provider, dict) and provider.get("type") == "python":
+                targets.add(str(provider.get("target")))
+    return targets

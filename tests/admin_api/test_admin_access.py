@@ -120,3 +120,32 @@ async def test_a_path_no_admin_route_serves_is_a_404_in_the_same_shape(
         assert response.status_code == 404, path
         assert response.json()["error"] == "not_found"
         assert "location" not in response.headers
+
+
+async def test_only_an_operator_key_names_a_new_python_function(
+    client: httpx.AsyncClient, make_key: MakeKey, operator_key: str
+) -> None:
+    """A python provider runs the deployment's code in-process: a company key may reuse the
+    functions its company names already, never name another."""
+    key = await make_key("initech")
+    add = {
+        "description": "Adds two integers.",
+        "provider": {"type": "python", "target": "tests.fixtures.tools:add"},
+    }
+    refused = await admin(client, "PUT", "/companies/initech/tools/add", key, json=add)
+    assert refused.status_code == 403
+    assert refused.json()["error_description"] == (
+        "only an operator key may name a python provider's function"
+    )
+    document = (await admin(client, "GET", "/companies/initech", key)).json()
+    patched = await admin(
+        client, "PUT", "/companies/initech", key, json={**document, "tools": [add]}
+    )
+    assert patched.status_code == 403
+    assert "add" not in str((await admin(client, "GET", "/companies/initech/tools", key)).json())
+
+    again = {**add, "provider": {"type": "python", "target": "tests.fixtures.tools:echo"}}
+    reused = await admin(client, "PUT", "/companies/initech/tools/echo_again", key, json=again)
+    assert reused.status_code == 201, reused.text
+    by_operator = await admin(client, "PUT", "/companies/initech/tools/add", operator_key, json=add)
+    assert by_operator.status_code == 201, by_operator.text

@@ -9,6 +9,7 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from frontdesk import company_documents
+from frontdesk.admin_api import writing
 from frontdesk.admin_api.errors import invalid_request
 from frontdesk.admin_api.guard import AdminCall, json_response
 from frontdesk.administration import delete_company_in
@@ -44,11 +45,11 @@ async def get_company(call: AdminCall) -> Response:
 async def put_company(call: AdminCall) -> Response:
     """201 when created (operator keys only), 200 when replaced or unchanged."""
     document = await call.json_body()
-    if await call.context.companies.get(call.company) is None:
+    stored = await call.context.companies.get(call.company)
+    if stored is None:
         call.require_operator("create a company")
-    written = await company_documents.write(
-        call.context.settings, call.context.companies, call.company, document
-    )
+    current = None if stored is None else stored.definition
+    written = await writing.write(call, document, current)
     return json_response(written.document, 201 if written.outcome is ApplyOutcome.CREATED else 200)
 
 
@@ -60,9 +61,7 @@ async def patch_company(call: AdminCall) -> Response:
         raise invalid_request("a merge patch of a company is a JSON object")
     current = await company_documents.read_opened(call.context.companies, call.company)
     changed = company_documents.merge_patch(current, patch)
-    written = await company_documents.write(
-        call.context.settings, call.context.companies, call.company, changed
-    )
+    written = await writing.write(call, changed, current)
     return json_response(written.document)
 
 

@@ -5,11 +5,13 @@ that would make the company invalid is refused and nothing is written."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from starlette.responses import Response
 
 from frontdesk import company_documents
+from frontdesk.admin_api import writing
 from frontdesk.admin_api.errors import AdminError, invalid_request
 from frontdesk.admin_api.guard import AdminCall, json_response
 from frontdesk.administration import UnknownTarget
@@ -50,7 +52,8 @@ async def put_tool(call: AdminCall) -> Response:
             "the tool is not valid",
             problems=[("name", f"must be {name!r}, as in the path")],
         )
-    document = await company_documents.read_opened(call.context.companies, call.company)
+    current = await company_documents.read_opened(call.context.companies, call.company)
+    document = copy.deepcopy(current)
     tools = list(document.get("tools", []))
     index = _find(tools, name)
     if index is None:
@@ -58,7 +61,7 @@ async def put_tool(call: AdminCall) -> Response:
     else:
         tools[index] = tool
     document["tools"] = tools
-    written = await _write(call, document)
+    written = await _write(call, document, current)
     [stored] = [item for item in written["tools"] if item["name"] == name]
     return json_response(stored, 201 if index is None else 200)
 
@@ -71,8 +74,7 @@ async def delete_tool(call: AdminCall) -> Response:
     if index is None:
         raise UnknownTarget(f"company {call.company!r} has no tool {name!r}")
     del tools[index]
-    document["tools"] = tools
-    await _write(call, document)
+    await _write(call, {**document, "tools": tools}, document)
     return Response(status_code=204, headers={"Cache-Control": "no-store"})
 
 
@@ -89,9 +91,8 @@ def _part(field: str) -> tuple[Any, Any]:
         part = await call.json_body()
         if not isinstance(part, dict):
             raise invalid_request(f"the company's {field} is a JSON object")
-        document = await company_documents.read_opened(call.context.companies, call.company)
-        document[field] = part
-        return json_response((await _write(call, document))[field])
+        current = await company_documents.read_opened(call.context.companies, call.company)
+        return json_response((await _write(call, {**current, field: part}, current))[field])
 
     return get, put
 
@@ -100,8 +101,7 @@ get_signin, put_signin = _part("signin")
 get_branding, put_branding = _part("branding")
 
 
-async def _write(call: AdminCall, document: dict[str, Any]) -> dict[str, Any]:
-    written = await company_documents.write(
-        call.context.settings, call.context.companies, call.company, document
-    )
-    return written.document
+async def _write(
+    call: AdminCall, document: dict[str, Any], current: dict[str, Any]
+) -> dict[str, Any]:
+    return (await writing.write(call, document, current)).document
