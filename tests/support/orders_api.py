@@ -228,8 +228,10 @@ class OrdersApi:
                 # records the path as it was sent.
                 Route("/orders/{order_id:path}", self._order, methods=["GET", "DELETE"]),
                 Route("/broken", self._broken, methods=["GET"]),
-                # Its own description, for an import by URL.
+                # Its own description, for an import by URL; and two that are not one.
                 Route("/openapi.json", self._document, methods=["GET"]),
+                Route("/moved.json", self._moved, methods=["GET"]),
+                Route("/huge.json", self._huge, methods=["GET"]),
             ]
         )
 
@@ -297,6 +299,13 @@ class OrdersApi:
 
     async def _document(self, _request: Request) -> Response:
         return JSONResponse(ORDERS_31)
+
+    async def _moved(self, _request: Request) -> Response:
+        return Response(status_code=302, headers={"location": "/openapi.json"})
+
+    async def _huge(self, _request: Request) -> Response:
+        # Past the 2 MiB an imported document may be.
+        return Response(b" " * (2 * 1024 * 1024) + b"{}", media_type="application/json")
 
     async def _broken(self, request: Request) -> Response:
         await self._record(request)
