@@ -273,3 +273,24 @@ async def test_signing_out_ends_the_session(
     out = await post(client, "/console/signout", {"csrf": csrf})
     assert out.status_code == 303
     assert (await client.get("/console/vandelay/tools")).status_code == 303
+
+
+async def test_someone_taken_off_the_staff_is_signed_out_at_their_next_request(
+    companies: Frontdesk, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    await console_sign_in(client)
+    csrf = csrf_of((await client.get("/console/vandelay/tools")).text)
+    await flows.add_companies(
+        companies,
+        tmp_path,
+        CONSOLE_COMPANIES.replace(
+            "staff: {domains: [vandelay.example]}", "staff: {emails: [art@vandelay.example]}"
+        ),
+    )
+    assert (await client.get("/console/vandelay/tools")).status_code == 303
+    switched = await post(
+        client, "/console/vandelay/tools/switch", {"csrf": csrf, "tool": "echo", "enabled": "false"}
+    )
+    assert switched.status_code == 401
+    front = await client.get("/console/")
+    assert "Sign in to the console" in front.text

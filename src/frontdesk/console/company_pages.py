@@ -71,6 +71,13 @@ class CompanyPages:
                 if found is None:
                     return self._console.back_to(f"{self._services.base}/")
                 current = found
+            if not await self._console.signin.still_admitted(current):
+                # Taken off the staff, or the company's console is gone: signed out.
+                if form:
+                    raise AuthorizePage(
+                        401, "You are signed out", "Your session ended. Open the console again."
+                    )
+                return self._console.back_to(f"{self._services.base}/")
             if not current.may_open(tenant_key):
                 raise _not_found()
             if await self._services.companies.get(tenant_key) is None:

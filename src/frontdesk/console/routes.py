@@ -46,6 +46,8 @@ class Console:
         self._origin = own_origin(services.settings.base_url)
 
     def current(self, request: Request) -> ConsoleSession | None:
+        """The session the cookie holds, as signed (console.signin.still_admitted says
+        whether its holder may still use it)."""
         return self.sessions.open(request.cookies.get(session.COOKIE_NAME))
 
     async def checked_form(
@@ -95,6 +97,8 @@ class SigninRoutes:
     async def index(self, request: Request) -> Response:
         console = self._console
         current = console.current(request)
+        if current is not None and not await console.signin.still_admitted(current):
+            current = None
         if current is None:
             return console.page(
                 request,

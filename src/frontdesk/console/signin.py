@@ -27,6 +27,7 @@ from frontdesk.companies.console_setup import ConsoleDevLogin, ConsoleSetup
 from frontdesk.company_secrets import secret_from_environment
 from frontdesk.console import session
 from frontdesk.console.context import ConsoleServices
+from frontdesk.console.session import ConsoleSession
 from frontdesk.login.connector import Identity, LoginAttempt, LoginConnector, LoginFailed
 from frontdesk.login.dev import DevLogin
 from frontdesk.oauth.errors import AuthorizePage
@@ -129,17 +130,26 @@ class ConsoleSignin:
         log.info("console_signed_in", tenant=owner, operator=owner is None)
         return response
 
+    async def still_admitted(self, current: ConsoleSession) -> bool:
+        """Whether the session's holder is still staff of its company (still an operator):
+        taken off the list, or the company's console gone or the company inactive, a
+        session ends at its next request, not when its cookie expires."""
+        owner = OPERATORS if current.tenant_key is None else current.tenant_key
+        try:
+            return await self._is_staff(owner, current.email)
+        except AuthorizePage:
+            return False
+
+    async def _is_staff(self, tenant_key: str, email: str) -> bool:
+        if tenant_key == OPERATORS:
+            allowed = self._services.settings.console_operator_emails
+            return email.lower() in {address.lower() for address in allowed}
+        return (await self._setup(tenant_key)).staff.admits(email)
+
     async def _admit(self, tenant_key: str, identity: Identity, *, dev: bool) -> None:
         email = identity.email
         vouched = email is not None and (dev or identity.email_verified)
-        if tenant_key == OPERATORS:
-            allowed = {
-                address.lower() for address in self._services.settings.console_operator_emails
-            }
-            admitted = vouched and email is not None and email.lower() in allowed
-        else:
-            setup = await self._setup(tenant_key)
-            admitted = vouched and email is not None and setup.staff.admits(email)
+        admitted = vouched and email is not None and await self._is_staff(tenant_key, email)
         if not admitted:
             log.warning("console_signin_refused", tenant=tenant_key or None)
             raise AuthorizePage(
