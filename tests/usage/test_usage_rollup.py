@@ -15,6 +15,8 @@ import anyio
 import httpx
 import orjson
 import pytest
+import structlog
+import structlog.testing
 from click.testing import CliRunner, Result
 from sqlalchemy import func, select
 
@@ -28,6 +30,7 @@ from frontdesk.store.retention import RetentionPolicy
 from frontdesk.store.tables import tool_usage as usage_table
 from frontdesk.store.tables import tool_usage_customers
 from frontdesk.usage import counters as usage
+from frontdesk.usage import flushing
 from frontdesk.usage.counters import UsageCounters
 from frontdesk.usage.flushing import UsageFlusher
 from tests.conftest import BASE_URL, start_app
@@ -271,3 +274,34 @@ async def _rows(app: Frontdesk, tenant_key: str) -> tuple[int, int]:
 def _client(app: Frontdesk) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
     return httpx.AsyncClient(transport=transport, base_url=BASE_URL)
+
+
+async def test_counts_kept_too_long_are_dropped_oldest_first_with_a_warning(
+    app: Frontdesk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the database refuses flushes a worker keeps what it counted within its bound;
+    past it the oldest hours go, and the log says how much, never which customers."""
+    # A logger of its own: one cached by an earlier test would bypass capture_logs.
+    monkeypatch.setattr(flushing, "log", structlog.get_logger(flushing.__name__))
+    counters = UsageCounters(max_keys=1, max_customers=1)
+    hour = int(time.time()) // 3600 * 3600
+    old = usage.Counts(
+        tallies={("acme", "echo", hour - 3600, usage.OK, True): [1.0] + [0.0] * 15},
+        customers={("acme", "echo", hour - 3600): {"dev:old@acme.example"}},
+    )
+    counters.give_back(old)
+    counters.record("acme", "echo", usage.OK, "dev:new@acme.example", 0.002)
+    unreachable = Database("postgresql+asyncpg://frontdesk@127.0.0.1:1/none")
+    try:
+        with structlog.testing.capture_logs() as logs:
+            assert not await UsageFlusher(counters, unreachable, 0).flush()
+    finally:
+        await unreachable.close()
+    [dropped] = [entry for entry in logs if entry["event"] == "usage_dropped"]
+    assert (dropped["keys"], dropped["customers"]) == (1, 1)
+    assert "old@acme.example" not in repr(logs)
+
+    # What was kept is the newest hour, written whole once the database answers.
+    assert await UsageFlusher(counters, app.services.database, 0).flush()
+    echo = figures(await usage_now(app, "acme"), "echo")
+    assert (echo["calls"], echo["signed_in_calls"]) == (1, 1)
