@@ -141,3 +141,25 @@ async def test_a_signed_in_call_carries_a_jwt_the_api_verifies_with_the_publishe
     }
     assert {name: claims.get(name) for name in expected} == expected
     assert claims["exp"] - claims["iat"] <= 300
+
+
+async def test_an_api_on_an_address_not_allowed_is_never_called(
+    serve: Serve, api: OrdersApi
+) -> None:
+    """Loopback is not a backend network unless the operator opens it (addresses)."""
+    tools, _ = imported_tools(ImportRequest(ORDERS_31, api.base_url, include=("getOrder",)))
+    served = await serve(company("acme", *tools), backend_allowed_networks=[])
+    result = await call_tool(served.client, "acme", "getOrder", {"orderId": "A-1"})
+    assert result["isError"] is True
+    assert text_of(result) == "getOrder is unavailable right now."
+    assert api.received == []
+
+
+async def test_an_api_that_is_not_there_is_an_error_result(serve: Serve) -> None:
+    with serve_orders_api() as gone:
+        base_url = gone.base_url
+    tools, _ = imported_tools(ImportRequest(ORDERS_31, base_url, include=("getOrder",)))
+    served = await serve(company("acme", *tools))
+    result = await call_tool(served.client, "acme", "getOrder", {"orderId": "A-1"})
+    assert result["isError"] is True
+    assert text_of(result) == "getOrder could not reach its service; try again later."
