@@ -36,7 +36,7 @@ def test_no_tracked_file_points_outside_the_repository() -> None:
 
 
 def test_every_cited_part_of_the_interface_exists() -> None:
-    """A comment citing "interface 7.3" names a part docs/interface.md has."""
+    """A comment citing "interface 7.1" names a part docs/interface.md has."""
     parts = {(major, minor or "") for major, minor in HEADING.findall(INTERFACE.read_text())}
     sections = {major for major, _ in parts}
     subdivided = {major for major, minor in parts if minor}
