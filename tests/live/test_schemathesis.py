@@ -57,6 +57,8 @@ MAX_RESPONSE_SECONDS = 5.0
 # every other status is still held to it, and every other check applies unchanged.
 SERVICE_ISSUED_REFERENCES = ["token", "authorize", "consent", "loginForm", "loginSubmit"]
 SERVICE_ISSUED_REFERENCES += ["loginCallback"]
+# The console's sign-in carries its own signed state (console.signin), as the customers' does.
+SERVICE_ISSUED_REFERENCES += ["consoleDevLoginForm", "consoleDevLogin", "consoleCallback"]
 ACCEPTED_WITH_UNKNOWABLE_REFERENCES = ["2xx", "3xx", "400", "401", "403", "404", "409", "429"]
 # negative_data_rejection holds that a request the document refuses gets a 4xx. Authorize
 # refuses some to the client instead, once the client and its redirect URI are known good:

@@ -67,6 +67,10 @@ class CompanyPages:
                     request, form_limit
                 )
             else:
+                # An unknown company is 404 to anyone, signed in or not, as the account
+                # page's: its key is no secret (the MCP URL holds it).
+                if await self._services.companies.get(tenant_key) is None:
+                    raise _not_found()
                 found = self._console.current(request)
                 if found is None:
                     return self._console.back_to(f"{self._services.base}/")

@@ -151,7 +151,10 @@ class SigninRoutes:
         await console.services.limit(request, "signin")
         if not from_own_page(request, own_origin(console.services.settings.base_url)):
             raise refused()
-        form = await read_form(request)
+        try:
+            form = await read_form(request)
+        except InvalidRequest as problem:
+            raise AuthorizePage(400, "This form could not be read", problem.description) from None
         return await console.signin.complete(request, form.get("flow"), form)
 
     async def callback(self, request: Request) -> Response:
