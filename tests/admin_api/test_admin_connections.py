@@ -55,8 +55,9 @@ async def test_a_revoked_grant_is_refused_at_the_next_call(
     assert again.json() == {"revoked_grants": []}
     unknown = await admin(client, "DELETE", "/companies/initech/grants/999999", key)
     assert unknown.status_code == 404
-    malformed = await admin(client, "DELETE", "/companies/initech/grants/x", key)
-    assert malformed.status_code == 400
+    for malformed in ("x", "0", str(2**31)):
+        refused = await admin(client, "DELETE", f"/companies/initech/grants/{malformed}", key)
+        assert refused.status_code == 400, malformed
 
 
 async def test_a_revoked_client_loses_every_grant(
@@ -103,6 +104,17 @@ async def test_audit_is_json_lines_newest_first(
     )
     future = await admin(client, "GET", "/companies/initech/audit?since=2999-01-01T00:00:00", key)
     assert future.text == ""
-    for bad in ("since=yesterday", "limit=0", "limit=10001", "limit=x"):
+    # Each operation takes the query parameters its document names, a list's more than once.
+    two_events = "event=admin_request&event=tokens_issued"
+    assert (
+        await admin(client, "GET", f"/companies/initech/audit?{two_events}", key)
+    ).status_code == 200
+    for bad in ("since=yesterday", "limit=0", "limit=10001", "limit=x", "sinse=2026-01-01"):
         refused = await admin(client, "GET", f"/companies/initech/audit?{bad}", key)
         assert refused.status_code == 400, bad
+    twice = await admin(client, "GET", "/companies/initech/audit?limit=1&limit=2", key)
+    assert (
+        twice.json()["error_description"] == "the query parameter 'limit' is given more than once"
+    )
+    other = await admin(client, "GET", "/companies/initech/tools?verbose=1", key)
+    assert other.json()["error_description"] == "this operation takes no query parameter 'verbose'"

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from importlib.resources import files
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from frontdesk.admin_api import audit, companies, connections, imports, parts, usage
 from frontdesk.admin_api.guard import PREFIX, AdminContext, Handler, admin_route
+from frontdesk.admin_api.query_rules import documented_path, query_rules
 
 COMPANY = "/companies/{tenant}"
 
@@ -53,7 +55,15 @@ def admin_routes(context: AdminContext) -> list[Route]:
     async def openapi(_request: Request) -> Response:
         return Response(interface, media_type="application/json")
 
+    # Each route takes the query parameters its operation in the document names, no other.
+    rules = query_rules(orjson.loads(interface))
+
+    def route(path: str, handler: Handler, methods: list[str]) -> Route:
+        taken = [rules.get((documented_path(path), method)) for method in methods]
+        query = None if None in taken else {k: v for rule in taken if rule for k, v in rule.items()}
+        return admin_route(context, path, handler, methods, query)
+
     return [
         Route(PREFIX + "/openapi.json", openapi, methods=["GET"]),
-        *(admin_route(context, path, handler, methods) for path, handler, methods in ROUTES),
+        *(route(path, handler, methods) for path, handler, methods in ROUTES),
     ]

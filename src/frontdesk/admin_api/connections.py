@@ -16,6 +16,8 @@ from frontdesk.administration import (
     revoke_grants_in,
 )
 
+LARGEST_GRANT_ID = 2**31 - 1
+
 
 async def list_clients(call: AdminCall) -> Response:
     rows = await list_clients_in(call.context.database, call.company)
@@ -69,8 +71,10 @@ async def list_grants(call: AdminCall) -> Response:
 
 async def revoke_grant(call: AdminCall) -> Response:
     text = str(call.request.path_params["grantId"])
-    if not text.isdigit() or not 1 <= int(text) <= 2**63 - 1:
-        raise invalid_request("a grant id is a positive whole number")
+    # token_families.id is a 32-bit integer column: a larger id could never be one, and
+    # PostgreSQL would refuse the comparison rather than find nothing.
+    if not text.isdigit() or not 1 <= int(text) <= LARGEST_GRANT_ID:
+        raise invalid_request(f"a grant id is a whole number from 1 to {LARGEST_GRANT_ID}")
     grant_id = int(text)
     # A grant already revoked is left as it is: an empty list, as `grants revoke` says
     # "nothing to revoke"; another company's grant is 404 (administration.UnknownTarget).

@@ -36,6 +36,7 @@ from frontdesk.admin_api.errors import (
     render,
 )
 from frontdesk.admin_api.errors import unauthorized as unauthorized_error
+from frontdesk.admin_api.query_rules import QueryRule, check_query
 from frontdesk.config import Settings
 from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
 from frontdesk.network import ClientAddressResolver
@@ -116,9 +117,15 @@ def json_response(body: Any, status: int = 200) -> Response:
     )
 
 
-def admin_route(context: AdminContext, path: str, handler: Handler, methods: list[str]) -> Route:
+def admin_route(
+    context: AdminContext,
+    path: str,
+    handler: Handler,
+    methods: list[str],
+    query: QueryRule | None = None,
+) -> Route:
     """A route under /admin/v1 whose requests pass the key, the limit and the company
-    checks before ``handler``."""
+    checks before ``handler``, and, when ``query`` is given, take only those parameters."""
 
     async def endpoint(request: Request) -> Response:
         tenant_key = request.path_params.get("tenant")
@@ -127,6 +134,8 @@ def admin_route(context: AdminContext, path: str, handler: Handler, methods: lis
             key = await _authenticated(context, request)
             if tenant_key is not None and not key.may_manage(tenant_key):
                 raise AdminError(404, "not_found", f"no company has the tenant key {tenant_key!r}")
+            if query is not None:
+                check_query(request, query)
             response = await handler(AdminCall(request, context, key, tenant_key))
         except Exception as raised:
             error = as_admin_error(raised)
