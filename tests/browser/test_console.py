@@ -214,6 +214,15 @@ def test_every_page_fits_and_passes_axe(
         assert_accessible(page, axe, f"console {slug} page")
         page.screenshot(path=artifact(f"console-{slug}-{width}.png"), full_page=True)
 
+    # A tool's edit form, opened.
+    page.goto(f"{console_service.base_url}/console/{TENANT}/tools")
+    page.get_by_text("Edit whoami").click()
+    expect(page.get_by_role("group", name="Annotations")).to_be_visible()
+    expect(page.locator("#access-2")).to_have_value("personal")
+    assert_no_sideways_scroll(page)
+    assert_accessible(page, axe, "console tools page with an edit form open")
+    page.screenshot(path=artifact(f"console-tool-edit-{width}.png"), full_page=True)
+
     # The test call's result, shown on the tools page.
     page.goto(f"{console_service.base_url}/console/{TENANT}/tools")
     page.get_by_label("Tool", exact=True).select_option("echo")

@@ -134,7 +134,7 @@ def test_staff_sign_in_at_their_companys_provider(
     at_the_provider(page, provider, RICHARD)
     page.wait_for_url(f"{service.base_url}/console/{TENANT}/tools")
     expect(page.get_by_text(str(RICHARD["email"]))).to_be_visible()
-    expect(page.get_by_role("row").filter(has_text="echo")).to_be_visible()
+    expect(page.get_by_role("heading", name="echo", level=2)).to_be_visible()
     # Staff never see another company, nor the operators' list.
     page.goto(f"{service.base_url}/console/initech/tools")
     expect(page.get_by_role("heading", level=1)).to_have_text("Not found")
@@ -164,7 +164,7 @@ def test_an_operator_signs_in_at_the_deployments_provider_and_opens_any_company(
     page.screenshot(path=artifact("console-companies-1280.png"), full_page=True)
     page.get_by_role("link", name="Initech").click()
     page.wait_for_url(f"{service.base_url}/console/initech/tools")
-    expect(page.get_by_role("row").filter(has_text="whoami")).to_be_visible()
+    expect(page.get_by_role("heading", name="whoami", level=2)).to_be_visible()
     page.get_by_role("link", name="All companies").click()
     page.get_by_role("link", name=COMPANY).click()
     page.wait_for_url(f"{service.base_url}/console/{TENANT}/tools")

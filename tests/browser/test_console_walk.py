@@ -150,7 +150,7 @@ def test_a_new_company_imports_its_api_in_the_console_and_an_assistant_calls_it(
     page.get_by_role("button", name="Apply these changes").click()
     expect(page.get_by_role("heading", level=2).first).to_have_text("Applied: Orders API")
     page.get_by_role("link", name="See the tools").click()
-    expect(page.get_by_role("row").filter(has_text="listOrders")).to_contain_text("read-only")
+    expect(page.get_by_role("listitem").filter(has_text="listOrders")).to_contain_text("read-only")
 
     api.orders["A-1"] = {"id": "A-1", "status": "open", "item": "stapler", "quantity": 1}
     # In a thread of its own: Playwright's sync API holds this thread's event loop.

@@ -294,3 +294,37 @@ async def test_someone_taken_off_the_staff_is_signed_out_at_their_next_request(
     assert switched.status_code == 401
     front = await client.get("/console/")
     assert "Sign in to the console" in front.text
+
+
+async def test_a_tools_access_and_annotations_are_edited_as_clients_will_see_them(
+    companies: Frontdesk, client: httpx.AsyncClient
+) -> None:
+    await console_sign_in(client)
+    page = (await client.get("/console/vandelay/tools")).text
+    # whoami says nothing of its hints: the form starts from MCP's defaults.
+    assert 'name="destructive" checked' in page
+    edited = await post(
+        client,
+        "/console/vandelay/tools/edit",
+        {"csrf": csrf_of(page), "tool": "echo", "access": "personal", "idempotent": "on"},
+    )
+    assert edited.status_code == 303, edited.text
+    listed = await flows.mcp(client, flows.rpc("tools/list"), "vandelay")
+    [echo] = [tool for tool in listed.json()["result"]["tools"] if tool["name"] == "echo"]
+    assert echo["annotations"] == {
+        "readOnlyHint": False,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    # Personal now: a guest is told to sign in.
+    called = await flows.mcp(client, flows.tool_call("echo", {"text": "hi"}), "vandelay")
+    assert called.status_code == 401
+
+    refused = await post(
+        client,
+        "/console/vandelay/tools/edit",
+        {"csrf": csrf_of(page), "tool": "echo", "access": "everyone"},
+    )
+    assert refused.status_code == 400
+    assert "tools[0].access" in refused.text

@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import orjson
 import structlog
 from starlette.requests import Request
 from starlette.responses import Response
@@ -23,10 +22,10 @@ from starlette.routing import Route
 from frontdesk.administration import OPERATOR_REVOKED
 from frontdesk.console import shown
 from frontdesk.console.changes import ChangeRefused, audited, change_company, stored_definition
+from frontdesk.console.context import ConsoleServices
 from frontdesk.console.preview import consent_preview
 from frontdesk.console.routes import Console
 from frontdesk.console.session import ConsoleSession
-from frontdesk.console.test_call import call_as_guest, shown_result
 from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.oauth.forms import MAX_FORM_BYTES
 from frontdesk.store.admin import Administration
@@ -36,7 +35,6 @@ from frontdesk.store.tables import CLIENT_ID_LENGTH
 log = structlog.get_logger(__name__)
 
 BRANDING_FIELDS = ("logo_url", "logo_alt", "accent_color", "privacy_url", "terms_url", "support")
-MAX_ARGUMENTS_BYTES = 64 * 1024
 AUDIT_EVENTS_SHOWN = 200
 # Why a family was revoked from the console, as its family_revoked audit event records it.
 STAFF_REVOKED = "staff_revoked"
@@ -52,6 +50,10 @@ class CompanyPages:
     def __init__(self, console: Console) -> None:
         self._console = console
         self._services = console.services
+
+    @property
+    def services(self) -> ConsoleServices:
+        return self._services
 
     def opened(
         self, handler: Handler, *, form: bool = False, form_limit: int = MAX_FORM_BYTES
@@ -114,69 +116,8 @@ class CompanyPages:
         form: dict[str, str] = request.state.console_form
         return form
 
-    def _back(self, tenant_key: str, slug: str) -> Response:
+    def back(self, tenant_key: str, slug: str) -> Response:
         return self._console.back_to(f"{self._services.base}/{tenant_key}/{slug}")
-
-    # Tools.
-
-    async def tools(
-        self, request: Request, current: ConsoleSession, tenant_key: str, **extra: Any
-    ) -> Response:
-        definition = await stored_definition(self._services, tenant_key)
-        tools = [shown.tool_row(tool) for tool in definition.get("tools", [])]
-        extra.setdefault("arguments", "{}")
-        return await self.page(
-            request,
-            current,
-            tenant_key,
-            "console_tools.html",
-            section="tools",
-            tools=tools,
-            **extra,
-        )
-
-    async def switch_tool(
-        self, request: Request, current: ConsoleSession, tenant_key: str
-    ) -> Response:
-        form = self.form(request)
-        name, enabled = form.get("tool", ""), form.get("enabled") == "true"
-
-        def switch(document: dict[str, Any]) -> None:
-            for tool in document.get("tools", []):
-                if tool["name"] == name:
-                    tool["enabled"] = enabled
-                    return
-            raise AuthorizePage(404, "Not found", "This company has no such tool.")
-
-        await self._change(
-            current, tenant_key, switch, "tool_enabled" if enabled else "tool_disabled", tool=name
-        )
-        log.info("console_tool_switched", tenant=tenant_key, tool=name, enabled=enabled)
-        return self._back(tenant_key, "tools")
-
-    async def test_tool(
-        self, request: Request, current: ConsoleSession, tenant_key: str
-    ) -> Response:
-        form = self.form(request)
-        name, text = form.get("tool", ""), form.get("arguments", "").strip() or "{}"
-        try:
-            arguments = orjson.loads(text) if len(text) <= MAX_ARGUMENTS_BYTES else None
-        except orjson.JSONDecodeError:
-            arguments = None
-        if not isinstance(arguments, dict):
-            return await self.tools(
-                request,
-                current,
-                tenant_key,
-                arguments=text,
-                problem='The arguments must be a JSON object, e.g. {"text": "hello"}.',
-                status=400,
-            )
-        status, reply = await call_as_guest(
-            self._services.mcp, request.scope, tenant_key, name, arguments
-        )
-        result = shown_result(name, status, reply)
-        return await self.tools(request, current, tenant_key, arguments=text, result=result)
 
     # Sign-in and branding.
 
@@ -268,7 +209,7 @@ class CompanyPages:
             client_id=client_id,
             families=len(ended),
         )
-        return self._back(tenant_key, "clients")
+        return self.back(tenant_key, "clients")
 
     async def revoke_grant(
         self, request: Request, current: ConsoleSession, tenant_key: str
@@ -286,7 +227,7 @@ class CompanyPages:
         await audited(
             self._services, tenant_key, current.email, "grant_revoked", family_id=int(family)
         )
-        return self._back(tenant_key, "clients")
+        return self.back(tenant_key, "clients")
 
     async def _revoke(self, current: ConsoleSession, tenant_key: str, **chosen: Any) -> list[int]:
         reason = OPERATOR_REVOKED if current.is_operator else STAFF_REVOKED
@@ -325,7 +266,7 @@ class CompanyPages:
 
     # Changes.
 
-    async def _change(
+    async def change(
         self,
         current: ConsoleSession,
         tenant_key: str,
@@ -358,17 +299,18 @@ class CompanyPages:
                 request, current, tenant_key, problem=f"Not saved: {refusal}", status=400, **shown
             )
         await audited(self._services, tenant_key, current.email, what)
-        return self._back(tenant_key, "signin")
+        return self.back(tenant_key, "signin")
 
 
 def company_routes(console: Console) -> list[Route]:
+    # Imported here: tool_pages builds on this module.
+    from frontdesk.console.tool_pages import tool_routes
+
     pages = CompanyPages(console)
     opened = pages.opened
     base = "/console/{tenant}"
     return [
-        Route(f"{base}/tools", opened(pages.tools), methods=["GET"]),
-        Route(f"{base}/tools/switch", opened(pages.switch_tool, form=True), methods=["POST"]),
-        Route(f"{base}/tools/test", opened(pages.test_tool, form=True), methods=["POST"]),
+        *tool_routes(pages),
         Route(f"{base}/signin", opened(pages.signin_settings), methods=["GET"]),
         Route(f"{base}/signin/tokens", opened(pages.save_lifetimes, form=True), methods=["POST"]),
         Route(f"{base}/signin/branding", opened(pages.branding, form=True), methods=["POST"]),

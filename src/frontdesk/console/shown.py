@@ -9,12 +9,19 @@ from typing import Any
 from frontdesk.store.admin import ClientRow, GrantRow
 from frontdesk.store.audit import AuditEvent
 
-# MCP ToolAnnotations hints, as the tools page names the ones a company set to true.
+# MCP ToolAnnotations hints, as the tools page names them, and their values when a
+# company says nothing (MCP 2025-06-18, ``ToolAnnotations``).
 HINTS = {
     "readOnlyHint": "read-only",
     "destructiveHint": "destructive",
     "idempotentHint": "idempotent",
     "openWorldHint": "open world",
+}
+HINT_DEFAULTS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
 }
 
 
@@ -25,13 +32,20 @@ def when(moment: datetime | None) -> str | None:
 def tool_row(tool: dict[str, Any]) -> dict[str, Any]:
     """A tool of the stored definition (its JSON, annotations by their MCP names)."""
     annotations = tool.get("annotations") or {}
+    given = {hint: annotations.get(hint) for hint in HINTS}
+    effective = {
+        hint: HINT_DEFAULTS[hint] if value is None else value for hint, value in given.items()
+    }
     return {
         "name": tool["name"],
         "title": tool.get("title"),
         "description": tool["description"],
         "access": tool.get("access", "public"),
         "enabled": tool.get("enabled", True),
-        "hints": [label for hint, label in HINTS.items() if annotations.get(hint) is True],
+        # The hints the company set to true, as the table lists them.
+        "hints": [label for hint, label in HINTS.items() if given[hint] is True],
+        # Every hint's effective value, as the edit form starts from.
+        "effective": effective,
     }
 
 
