@@ -79,6 +79,8 @@ BROWSER_STEPS = (
     "/account/revoke",
     "/account/signout",
 )
+# The console's pages (frontdesk.console), every one of them a browser's.
+CONSOLE = "/console/"
 
 
 async def render_outage(request: Request, error: Exception) -> Response:
@@ -87,14 +89,16 @@ async def render_outage(request: Request, error: Exception) -> Response:
         raise error
     outage_warnings.warning(log, "database_unavailable", error=type(error).__name__)
     metrics.outage_answered("database")
-    if request.url.path.endswith(BROWSER_STEPS):
+    path = request.url.path
+    if path.endswith(BROWSER_STEPS) or path.startswith(CONSOLE):
+        console = path.startswith(CONSOLE)
         company_name = getattr(request.state, "company_name", "Sign-in")
         response = error_page(
             request,
             503,
-            "Sign-in is briefly unavailable",
+            "The console is briefly unavailable" if console else "Sign-in is briefly unavailable",
             "Please try again in a moment.",
-            company_name,
+            "Frontdesk console" if console else company_name,
         )
         response.headers["retry-after"] = "1"
         return response
