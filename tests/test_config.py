@@ -159,6 +159,10 @@ def test_a_base_url_loses_its_trailing_slash(base_url: str, kept: str) -> None:
             {"backend_allowed_networks": ["0.0.0.0/0"]},
             "FRONTDESK_BACKEND_ALLOWED_NETWORKS cannot hold every address",
         ),
+        (
+            {"console_operator_issuer": "http://login.frontdesk.example"},
+            "FRONTDESK_CONSOLE_OPERATOR_ISSUER must be https in production",
+        ),
     ],
 )
 def test_production_refuses_unsafe_settings(values: dict[str, Any], message: str) -> None:

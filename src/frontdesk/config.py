@@ -288,6 +288,10 @@ class Settings(BaseModel):
             problems.append("FRONTDESK_SEED_DEMO cannot be on in production")
         if self.client_documents_on_loopback:
             problems.append("FRONTDESK_CLIENT_DOCUMENTS_ON_LOOPBACK cannot be on in production")
+        operators = self.console_operator_issuer
+        if operators is not None and urlsplit(operators).scheme != "https":
+            # The operators' code, tokens and client secret would travel in clear.
+            problems.append("FRONTDESK_CONSOLE_OPERATOR_ISSUER must be https in production")
         # A network holding every address turns a guard off rather than widening it: any
         # client could then pose as a proxy's client (and escape its rate limit), or any
         # company's backend URL reach the instance's own network.
