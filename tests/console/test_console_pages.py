@@ -73,6 +73,7 @@ async def test_staff_of_one_company_never_see_another(
         for step in ("tools", "clients", "audit", "signin", "usage"):
             answer = await client.get(f"/console/{tenant}/{step}")
             assert answer.status_code == 404, (tenant, step)
+            assert "<title>Not found · Frontdesk console</title>" in answer.text
         switched = await post(
             client,
             f"/console/{tenant}/tools/switch",

@@ -10,6 +10,7 @@ AuthorizePage, rendered in one place with every sign-in page's (oauth.rendering)
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -26,6 +27,9 @@ from frontdesk.oauth.errors import AuthorizePage, InvalidRequest
 from frontdesk.oauth.forms import MAX_FORM_BYTES, read_form
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.rendering import NO_STORE
+
+# What the console's pages, and its error pages, name in their title.
+CONSOLE_TITLE = "Frontdesk console"
 
 
 def refused() -> AuthorizePage:
@@ -72,7 +76,7 @@ class Console:
     def page(
         self, request: Request, template: str, current: ConsoleSession | None, **context: Any
     ) -> Response:
-        request.state.company_name = "Frontdesk console"
+        request.state.company_name = CONSOLE_TITLE
         return page(
             request,
             template,
@@ -178,7 +182,7 @@ def console_routes(services: ConsoleServices) -> list[Route]:
 
     console = Console(services)
     signin = SigninRoutes(console)
-    return [
+    routes = [
         Route("/console/", signin.index, methods=["GET"]),
         Route("/console/signin", signin.begin, methods=["GET"]),
         Route("/console/login", signin.dev_form, methods=["GET"]),
@@ -188,3 +192,14 @@ def console_routes(services: ConsoleServices) -> list[Route]:
         *company_routes(console),
         *import_routes(console),
     ]
+    return [Route(route.path, _titled(route.endpoint), methods=route.methods) for route in routes]
+
+
+def _titled(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Any]:
+    """``endpoint``, its error pages (oauth.rendering) titled as the console's."""
+
+    async def titled(request: Request) -> Response:
+        request.state.company_name = CONSOLE_TITLE
+        return await endpoint(request)
+
+    return titled
