@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from frontdesk.administration import UnknownCompany
@@ -24,6 +25,15 @@ from frontdesk.store.companies import ApplyOutcome, CompanyRepository
 # How a problem's field is named in a file (companies[0].tools[2].name); in one company's
 # document it is named from the document (tools[2].name).
 _FILE_PREFIX = "companies[0]"
+
+
+class Unchecked(Enum):
+    """A write made from no reading of the company: whatever it is now, it is replaced."""
+
+    UNCHECKED = "unchecked"
+
+
+UNCHECKED = Unchecked.UNCHECKED
 
 
 class InvalidCompany(ConfigurationError):
@@ -38,6 +48,7 @@ class InvalidCompany(ConfigurationError):
 class Written:
     outcome: ApplyOutcome
     document: dict[str, Any]  # as stored, its secrets redacted
+    revision: int
 
 
 async def read_redacted(repository: CompanyRepository, tenant_key: str) -> dict[str, Any]:
@@ -48,13 +59,20 @@ async def read_redacted(repository: CompanyRepository, tenant_key: str) -> dict[
     return redact_secrets(stored.definition)
 
 
-async def read_opened(repository: CompanyRepository, tenant_key: str) -> dict[str, Any]:
-    """The company's definition with its secrets in clear: only ever changed and written
-    back, never answered."""
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A company's definition with its secrets in clear, only ever changed and written back
+    (never answered), and the revision it was read at."""
+
+    document: dict[str, Any]
+    revision: int
+
+
+async def read_opened(repository: CompanyRepository, tenant_key: str) -> Reading:
     stored = await repository.get(tenant_key)
     if stored is None:
         raise UnknownCompany(tenant_key)
-    return repository.opened(stored)
+    return Reading(repository.opened(stored), stored.revision)
 
 
 def validated(settings: Settings, document: Any) -> dict[str, Any]:
@@ -84,17 +102,28 @@ def _problem(line: str) -> tuple[str, str]:
 
 
 async def write(
-    settings: Settings, repository: CompanyRepository, tenant_key: str, document: Any
+    settings: Settings,
+    repository: CompanyRepository,
+    tenant_key: str,
+    document: Any,
+    read_at: int | Unchecked | None = UNCHECKED,
 ) -> Written:
     """Create or replace the company ``tenant_key`` with ``document`` (whose own
-    ``tenant_key``, when given, must be the same)."""
+    ``tenant_key``, when given, must be the same). With ``read_at``, the revision the
+    document was made from (None: the company did not exist), CompanyChanged when the
+    company is no longer at it: a change made meanwhile is never overwritten unseen."""
     if isinstance(document, dict):
         named = document.setdefault("tenant_key", tenant_key)
         if named != tenant_key:
             raise InvalidCompany([("tenant_key", f"must be {tenant_key!r}, as in the path")])
     checked = validated(settings, document)
-    outcome = (await repository.apply([checked]))[tenant_key]
-    return Written(outcome, redact_secrets(checked))
+    expected = None if isinstance(read_at, Unchecked) else {tenant_key: read_at}
+    outcome = (await repository.apply([checked], read_at=expected))[tenant_key]
+    stored = await repository.get(tenant_key)
+    # Another change may have landed since this one committed: the revision then is newer,
+    # and an If-Match made from it fails, as it should.
+    revision = 0 if stored is None else stored.revision
+    return Written(outcome, redact_secrets(checked), revision)
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

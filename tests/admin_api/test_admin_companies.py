@@ -12,6 +12,7 @@ import pytest
 
 from frontdesk.app import Frontdesk
 from frontdesk.config import Settings
+from frontdesk.store.companies import CompanyChanged
 from tests.admin_api.conftest import admin
 from tests.conftest import BASE_URL, start_app
 
@@ -266,3 +267,66 @@ async def test_delete_does_what_companies_delete_does(
     assert (await admin(client, "GET", "/companies", company_key)).status_code == 401
     again = await admin(client, "DELETE", "/companies/initech", operator_key)
     assert again.status_code == 404
+
+
+async def test_a_change_is_never_written_over_one_it_did_not_see(
+    app: Frontdesk, client: httpx.AsyncClient, operator_key: str
+) -> None:
+    """GET answers the revision in ETag; a PUT or PATCH with an older If-Match is 412 and
+    writes nothing; a change made from a reading is refused once another landed."""
+    await admin(client, "PUT", "/companies/newco", operator_key, json=NEWCO)
+    read = await admin(client, "GET", "/companies/newco", operator_key)
+    tag = read.headers["etag"]
+    first = await admin(
+        client,
+        "PATCH",
+        "/companies/newco",
+        operator_key,
+        json={"name": "First"},
+        headers={"If-Match": tag},
+    )
+    assert first.status_code == 200, first.text
+    assert first.headers["etag"] != tag
+    late = await admin(
+        client,
+        "PATCH",
+        "/companies/newco",
+        operator_key,
+        json={"name": "Late"},
+        headers={"If-Match": tag},
+    )
+    assert late.status_code == 412
+    assert late.json()["error"] == "precondition_failed"
+    replaced = await admin(
+        client,
+        "PUT",
+        "/companies/newco",
+        operator_key,
+        json={**NEWCO, "name": "Late"},
+        headers={"If-Match": tag},
+    )
+    assert replaced.status_code == 412
+    assert (await admin(client, "GET", "/companies/newco", operator_key)).json()["name"] == "First"
+    missing = await admin(
+        client,
+        "PUT",
+        "/companies/other",
+        operator_key,
+        json={"name": "Other"},
+        headers={"If-Match": '"1"'},
+    )
+    assert missing.status_code == 412
+
+    # What a change made from an older reading meets in the store (a tool's PUT racing
+    # another change): CompanyChanged, and nothing written.
+    stored = await app.services.companies.get("newco")
+    assert stored is not None
+    opened = app.services.companies.opened(stored)
+    await app.services.companies.apply([{**opened, "name": "Meanwhile"}])
+    with pytest.raises(CompanyChanged):
+        await app.services.companies.apply(
+            [{**opened, "name": "Stale"}], read_at={"newco": stored.revision}
+        )
+    assert (await admin(client, "GET", "/companies/newco", operator_key)).json()["name"] == (
+        "Meanwhile"
+    )

@@ -11,6 +11,7 @@ import pytest
 
 from frontdesk.app import Frontdesk
 from frontdesk.config import Settings
+from frontdesk.store.audit import AuditLog
 from tests.admin_api.conftest import MakeKey, admin
 from tests.oauth import flows
 
@@ -118,3 +119,15 @@ async def test_audit_is_json_lines_newest_first(
     )
     other = await admin(client, "GET", "/companies/initech/tools?verbose=1", key)
     assert other.json()["error_description"] == "this operation takes no query parameter 'verbose'"
+
+
+async def test_a_refusal_under_a_tenant_key_no_company_can_have_is_not_audited(
+    app: Frontdesk, client: httpx.AsyncClient, make_key: MakeKey
+) -> None:
+    """Nothing to record it under: the answer is the refusal, never a failed audit write
+    (on PostgreSQL a key past the column's 63 characters was a 500)."""
+    key = await make_key()
+    too_long = "a" * 100
+    refused = await admin(client, "DELETE", f"/companies/{too_long}/grants/x", key)
+    assert refused.status_code == 400
+    assert await AuditLog(app.services.database.engine).list(too_long) == []

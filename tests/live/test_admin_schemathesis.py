@@ -44,6 +44,10 @@ MAX_RESPONSE_SECONDS = 5.0
 # delete it (403), and whether a company document is one the companies file admits (422:
 # an importable python target, a valid JSON Schema, a known login type...).
 ACCEPTED = ["2xx", "403", "404", "409", "422"]
+# Nor which revision a company is at: an If-Match the fuzzer makes up is a 412, which is also
+# the answer, before the body is read, to a request that is invalid besides (RFC 9110
+# section 13.2.1 lets the precondition come first).
+ACCEPTED += ["412"]
 # Nor can it state that a usage range spans at most 3660 days (frontdesk.usage.report):
 # a longer one is a 400 there.
 RANGE_CHECKED = ["getUsage"]
@@ -51,7 +55,7 @@ RANGE_CHECKED = ["getUsage"]
 # list. A path parameter far longer than the document allows can make the request's head
 # longer than FRONTDESK_MAX_HEADER_BYTES: the server answers 431 before any route (RFC 6585).
 REJECTED = ["400", "401", "403", "404", "405", "406", "409", "415", "422", "428", "429", "431"]
-REJECTED += ["5xx"]
+REJECTED += ["412", "5xx"]
 
 
 def fuzzed_schema(tenants: list[str]) -> OpenApiSchema:

@@ -12,7 +12,9 @@ from frontdesk import company_documents
 from frontdesk.admin_api import writing
 from frontdesk.admin_api.errors import invalid_request
 from frontdesk.admin_api.guard import AdminCall, json_response
-from frontdesk.administration import delete_company_in
+from frontdesk.administration import UnknownCompany, delete_company_in
+from frontdesk.company_documents import Written
+from frontdesk.company_secrets import redact_secrets
 from frontdesk.store.companies import ApplyOutcome
 
 
@@ -38,31 +40,54 @@ async def list_companies(call: AdminCall) -> Response:
 
 
 async def get_company(call: AdminCall) -> Response:
-    repository = call.context.companies
-    return json_response(await company_documents.read_redacted(repository, call.company))
+    """The company, its secrets redacted, its revision in ``ETag`` (for ``If-Match``)."""
+    stored = await call.context.companies.get(call.company)
+    if stored is None:
+        raise UnknownCompany(call.company)
+    response = json_response(redact_secrets(stored.definition))
+    response.headers["ETag"] = writing.entity_tag(stored.revision)
+    return response
 
 
 async def put_company(call: AdminCall) -> Response:
-    """201 when created (operator keys only), 200 when replaced or unchanged."""
+    """201 when created (operator keys only), 200 when replaced or unchanged; with
+    If-Match, only over the revision it names."""
     document = await call.json_body()
     stored = await call.context.companies.get(call.company)
     if stored is None:
         call.require_operator("create a company")
-    current = None if stored is None else stored.definition
-    written = await writing.write(call, document, current)
-    return json_response(written.document, 201 if written.outcome is ApplyOutcome.CREATED else 200)
+    revision = None if stored is None else stored.revision
+    conditional = writing.if_match(call.request, revision)
+    written = await writing.write(
+        call,
+        document,
+        None if stored is None else stored.definition,
+        revision,
+        checked=conditional,
+        conditional=conditional,
+    )
+    return _written(written, 201 if written.outcome is ApplyOutcome.CREATED else 200)
 
 
 async def patch_company(call: AdminCall) -> Response:
     """A JSON merge patch (RFC 7396) of the stored definition, its secrets kept unless the
-    patch names them; the result is validated whole."""
+    patch names them; the result is validated whole, and written only over what was read."""
     patch = await call.json_body()
     if not isinstance(patch, dict):
         raise invalid_request("a merge patch of a company is a JSON object")
     current = await company_documents.read_opened(call.context.companies, call.company)
-    changed = company_documents.merge_patch(current, patch)
-    written = await writing.write(call, changed, current)
-    return json_response(written.document)
+    conditional = writing.if_match(call.request, current.revision)
+    changed = company_documents.merge_patch(current.document, patch)
+    written = await writing.write(
+        call, changed, current.document, current.revision, conditional=conditional
+    )
+    return _written(written, 200)
+
+
+def _written(written: Written, status: int) -> Response:
+    response = json_response(written.document, status)
+    response.headers["ETag"] = writing.entity_tag(written.revision)
+    return response
 
 
 async def delete_company(call: AdminCall) -> Response:

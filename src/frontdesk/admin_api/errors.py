@@ -18,6 +18,7 @@ from starlette.responses import Response
 from frontdesk.administration import UnknownCompany, UnknownTarget
 from frontdesk.company_documents import InvalidCompany
 from frontdesk.company_secrets import SecretsUnreadable
+from frontdesk.store.companies import CompanyChanged
 
 # RFC 6750 section 3: a missing or refused bearer credential is answered with this challenge.
 REALM = 'Bearer realm="frontdesk-admin"'
@@ -67,6 +68,8 @@ def as_admin_error(error: Exception) -> AdminError | None:
         return AdminError(
             422, "invalid_company", "the company is not valid", problems=error.problems
         )
+    if isinstance(error, CompanyChanged):
+        return AdminError(409, "conflict", str(error))
     if isinstance(error, SecretsUnreadable):
         return AdminError(409, "secrets_unreadable", str(error))
     return None

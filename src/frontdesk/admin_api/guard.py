@@ -18,6 +18,7 @@ key's under the company it touched.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +38,7 @@ from frontdesk.admin_api.errors import (
 )
 from frontdesk.admin_api.errors import unauthorized as unauthorized_error
 from frontdesk.admin_api.query_rules import QueryRule, check_query
+from frontdesk.companies.definition import TENANT_KEY_PATTERN
 from frontdesk.config import Settings
 from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
 from frontdesk.network import ClientAddressResolver
@@ -47,6 +49,7 @@ from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.database import Database
 
 PREFIX = "/admin/v1"
+TENANT_KEY = re.compile(TENANT_KEY_PATTERN)
 # A company document with many tools and their schemas fits well within this.
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -142,7 +145,10 @@ def admin_route(
             if error is None:
                 raise
             response = render(error)
-        if key is not None and tenant_key is not None and response.status_code != 404:
+        # Under the company touched; a tenant key no company can have touched none (and
+        # would not fit the log's column).
+        audited = tenant_key is not None and TENANT_KEY.fullmatch(tenant_key) is not None
+        if key is not None and tenant_key is not None and audited and response.status_code != 404:
             await context.keys.record_use(
                 key.key_id,
                 tenant_key,

@@ -15,6 +15,7 @@ from frontdesk.admin_api import writing
 from frontdesk.admin_api.errors import AdminError, invalid_request
 from frontdesk.admin_api.guard import AdminCall, json_response
 from frontdesk.administration import UnknownTarget
+from frontdesk.company_documents import Reading
 
 
 def _tool_name(call: AdminCall) -> str:
@@ -53,7 +54,7 @@ async def put_tool(call: AdminCall) -> Response:
             problems=[("name", f"must be {name!r}, as in the path")],
         )
     current = await company_documents.read_opened(call.context.companies, call.company)
-    document = copy.deepcopy(current)
+    document = copy.deepcopy(current.document)
     tools = list(document.get("tools", []))
     index = _find(tools, name)
     if index is None:
@@ -68,13 +69,13 @@ async def put_tool(call: AdminCall) -> Response:
 
 async def delete_tool(call: AdminCall) -> Response:
     name = _tool_name(call)
-    document = await company_documents.read_opened(call.context.companies, call.company)
-    tools = list(document.get("tools", []))
+    current = await company_documents.read_opened(call.context.companies, call.company)
+    tools = list(current.document.get("tools", []))
     index = _find(tools, name)
     if index is None:
         raise UnknownTarget(f"company {call.company!r} has no tool {name!r}")
     del tools[index]
-    await _write(call, {**document, "tools": tools}, document)
+    await _write(call, {**current.document, "tools": tools}, current)
     return Response(status_code=204, headers={"Cache-Control": "no-store"})
 
 
@@ -92,7 +93,8 @@ def _part(field: str) -> tuple[Any, Any]:
         if not isinstance(part, dict):
             raise invalid_request(f"the company's {field} is a JSON object")
         current = await company_documents.read_opened(call.context.companies, call.company)
-        return json_response((await _write(call, {**current, field: part}, current))[field])
+        written = await _write(call, {**current.document, field: part}, current)
+        return json_response(written[field])
 
     return get, put
 
@@ -101,7 +103,6 @@ get_signin, put_signin = _part("signin")
 get_branding, put_branding = _part("branding")
 
 
-async def _write(
-    call: AdminCall, document: dict[str, Any], current: dict[str, Any]
-) -> dict[str, Any]:
-    return (await writing.write(call, document, current)).document
+async def _write(call: AdminCall, document: dict[str, Any], current: Reading) -> dict[str, Any]:
+    """Written only if the company is still as ``current`` read it (admin_api.writing)."""
+    return (await writing.write(call, document, current.document, current.revision)).document

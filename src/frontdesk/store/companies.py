@@ -6,6 +6,7 @@ A row's secrets are sealed (company_secrets) as it is written, and opened with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -16,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.company_secrets import SecretsUnreadable, open_secrets, seal_secrets
 from frontdesk.config import DEV_DATA_KEY
+from frontdesk.errors import FrontdeskError
 from frontdesk.secret_box import SecretBox
 from frontdesk.store.database import for_reads
 from frontdesk.store.tables import companies
@@ -28,6 +30,16 @@ class ApplyOutcome(StrEnum):
     # The same definition, its secrets sealed again under the first data key: they were in
     # clear (stored before sealing) or under an older key.
     RESEALED = "re-encrypted"
+
+
+class CompanyChanged(FrontdeskError):
+    """The company changed after the definition being written was read from it."""
+
+    def __init__(self, tenant_key: str) -> None:
+        super().__init__(
+            f"company {tenant_key!r} was changed by another request meanwhile: read it again"
+            " and make the change on what it is now"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +86,22 @@ class CompanyRepository:
             rows = (await connection.execute(query)).all()
         return [StoredCompany(*row) for row in rows]
 
-    async def apply(self, definitions: list[dict[str, Any]]) -> dict[str, ApplyOutcome]:
+    async def apply(
+        self,
+        definitions: list[dict[str, Any]],
+        *,
+        read_at: Mapping[str, int | None] | None = None,
+    ) -> dict[str, ApplyOutcome]:
         """Create or update every company in one transaction: all land, or none do.
 
         ``definitions`` hold their secrets in clear; each is sealed as it is written. A
         company is unchanged when its opened row equals its definition; one whose row
         holds secrets in clear or under an older key is sealed again (RESEALED), at the
-        same revision since what it serves has not changed."""
+        same revision since what it serves has not changed.
+
+        ``read_at`` names, per tenant key, the revision a definition was made from (None:
+        made while the company did not exist); CompanyChanged, and nothing written, when
+        the stored company is no longer at it (another change came in between)."""
         now = datetime.now(UTC)
         outcomes: dict[str, ApplyOutcome] = {}
         async with self._engine.begin() as connection:
@@ -93,6 +114,10 @@ class CompanyRepository:
                         .with_for_update()
                     )
                 ).first()
+                if read_at is not None and key in read_at:
+                    found = None if current is None else current.revision
+                    if found != read_at[key]:
+                        raise CompanyChanged(key)
                 sealed = seal_secrets(key, definition, self._box)
                 if current is None:
                     await connection.execute(
