@@ -149,3 +149,20 @@ async def test_only_an_operator_key_names_a_new_python_function(
     assert reused.status_code == 201, reused.text
     by_operator = await admin(client, "PUT", "/companies/initech/tools/add", operator_key, json=add)
     assert by_operator.status_code == 201, by_operator.text
+
+
+async def test_a_company_key_cannot_move_its_company_nor_raise_its_rate_limit(
+    client: httpx.AsyncClient, make_key: MakeKey, operator_key: str
+) -> None:
+    key = await make_key("yankee")  # a company of the us region
+    document = (await admin(client, "GET", "/companies/yankee", key)).json()
+    for change in ({"region": "eu"}, {"rate_limit": "100000/second"}):
+        refused = await admin(client, "PATCH", "/companies/yankee", key, json=change)
+        assert refused.status_code == 403, change
+        replaced = await admin(client, "PUT", "/companies/yankee", key, json={**document, **change})
+        assert replaced.status_code == 403, change
+    # Left out, a field keeps what it is; other fields are the company's to change.
+    renamed = await admin(client, "PATCH", "/companies/yankee", key, json={"name": "Yankee"})
+    assert renamed.status_code == 200, renamed.text
+    moved = await admin(client, "PATCH", "/companies/yankee", operator_key, json={"region": "eu"})
+    assert moved.status_code == 200, moved.text

@@ -5,7 +5,8 @@ change made from a reading of the company is written only if the company is stil
 A ``python`` provider runs a function of the deployment in-process, with the arguments a
 caller sends: naming one is the operator's choice, as it is in the companies file the
 operator applies. A company key may keep the python providers its company has, move or
-remove them, but not name a function its definition does not already name (403).
+remove them, but not name a function its definition does not already name (403). Nor
+may it change its ``region`` or ``rate_limit``: the operator's choices (OPERATORS_FIELDS).
 
 A change of a part (a tool, sign-in, branding) or a merge patch is made from the company
 as read; were it written over a change made meanwhile, that change would be lost unseen.
@@ -23,8 +24,19 @@ from starlette.requests import Request
 from frontdesk import company_documents
 from frontdesk.admin_api.errors import AdminError, operators_only
 from frontdesk.admin_api.guard import AdminCall
+from frontdesk.companies.definition import CompanyDefinition
 from frontdesk.company_documents import UNCHECKED, Written
 from frontdesk.store.companies import CompanyChanged
+
+# What the operator decides for a company, not the company: where its data lives (a
+# company of another region is not served here) and how hard its callers may push.
+OPERATORS_FIELDS = ("region", "rate_limit")
+
+
+def _field(document: Any, field: str) -> Any:
+    """A top-level field as the companies file reads it: its default when left out."""
+    given = document.get(field) if isinstance(document, dict) else None
+    return CompanyDefinition.model_fields[field].default if given is None else given
 
 
 def entity_tag(revision: int) -> str:
@@ -67,6 +79,9 @@ async def write(
         named = company_documents.python_targets(document)
         if named - company_documents.python_targets(current):
             raise operators_only("name a python provider's function")
+        for field in OPERATORS_FIELDS:
+            if _field(document, field) != _field(current, field):
+                raise operators_only(f"change a company's {field}")
     try:
         return await company_documents.write(
             call.context.settings,
