@@ -172,12 +172,6 @@ class RedisCounts:
         key = window_key(limit, identity, now)
         return int(await self._increment(keys=[key], args=[limit.seconds, calls]))
 
-    async def ping(self) -> bool:
-        try:
-            return bool(await self._client.ping())
-        except self.failures:
-            return False
-
     async def close(self) -> None:
         await self._client.aclose()
 
@@ -253,8 +247,3 @@ class RateLimiter:
         """Let go of the Redis connections, so that none is left open at shut-down."""
         if self._shared is not None:
             await self._shared.close()
-
-    async def ping(self) -> bool:
-        if self._shared is None:
-            return True
-        return await self._shared.ping()
