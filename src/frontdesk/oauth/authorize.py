@@ -21,8 +21,9 @@ from frontdesk.oauth.clients import KnownClient
 from frontdesk.oauth.consent import to_login
 from frontdesk.oauth.consent_page import consent_page
 from frontdesk.oauth.context import OAuthServices, SigninCompany
-from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect
+from frontdesk.oauth.errors import AuthorizePage, AuthorizeRedirect, InvalidTarget
 from frontdesk.oauth.flow import Flow
+from frontdesk.oauth.grants import check_resource
 from frontdesk.oauth.pkce import CHALLENGE
 from frontdesk.oauth.redirects import is_registered
 from frontdesk.ratelimit import parse_rate_limit
@@ -121,8 +122,10 @@ async def check_authorize_request(
     if challenge is None or not CHALLENGE.match(challenge):
         raise refuse("invalid_request", "code_challenge must be a base64url SHA-256 (43 chars)")
     resource = _single(params, "resource")
-    if resource is not None and resource.rstrip("/") != settings.mcp_url(tenant_key):
-        raise refuse("invalid_target", "resource must be this company's MCP endpoint")
+    try:
+        check_resource(resource, settings.mcp_url(tenant_key))
+    except InvalidTarget as refused:
+        raise refuse(refused.error, refused.description) from None
 
     flow = Flow(
         tenant_key=tenant_key,

@@ -19,7 +19,7 @@ from frontdesk.domain import Customer
 from frontdesk.grant_records import CodeRecord, NewTokens, RefreshState
 from frontdesk.oauth import kept_pairs, pkce
 from frontdesk.oauth.credentials import Kind, digest, looks_like, mint
-from frontdesk.oauth.errors import InvalidGrant
+from frontdesk.oauth.errors import InvalidGrant, InvalidTarget
 from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.forms import AuthorizationCodeRequest, RefreshTokenRequest
 from frontdesk.oauth.kept_pairs import KeptPair
@@ -31,6 +31,14 @@ CODE_TTL = timedelta(minutes=5)
 # Decisions one refresh may make: each after the last lost a compare-and-set to a
 # concurrent presentation of the same token, so each loss means another request progressed.
 REFRESH_DECISIONS = 3
+
+
+def check_resource(asked: str | None, endpoint: str) -> None:
+    """A company's grants are for its MCP endpoint and nothing else (RFC 8707 2.2), at
+    authorize and at the token endpoint alike: a ``resource`` naming anything else is
+    ``invalid_target``. A trailing slash names the same endpoint."""
+    if asked is not None and asked.rstrip("/") != endpoint:
+        raise InvalidTarget("resource must be this company's MCP endpoint")
 
 
 class Bearer(NamedTuple):

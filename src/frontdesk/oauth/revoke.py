@@ -32,10 +32,9 @@ class Revoke:
         await services.limit(request, self._limit, "revoke", services.address(request))
         signin = await services.signin_company(request)
         form = await read_form(request)
-        await services.limit(
-            request, self._client_limit, "revoke-client", tenant_key, client_id_of(request, form)
-        )
-        client_id = await authenticated_client(services, request, signin, form)
+        named = client_id_of(request, form)
+        await services.limit(request, self._client_limit, "revoke-client", tenant_key, named)
+        client_id = await authenticated_client(services, request, signin, named)
         revocation = parse(RevocationRequest, form)
         await services.grants.revoke(signin.tenant_key, client_id, revocation.token)
         log.info("token_revoked", tenant=signin.tenant_key, client_id=client_id)

@@ -10,13 +10,13 @@ from starlette.responses import Response
 from frontdesk import metrics
 from frontdesk.oauth.client_auth import authenticated_client
 from frontdesk.oauth.context import OAuthServices
-from frontdesk.oauth.errors import InvalidTarget
 from frontdesk.oauth.forms import (
     AuthorizationCodeRequest,
     client_id_of,
     read_form,
     token_request,
 )
+from frontdesk.oauth.grants import check_resource
 from frontdesk.oauth.rendering import JSON, NO_STORE
 from frontdesk.ratelimit import parse_rate_limit
 
@@ -37,17 +37,12 @@ class Token:
         await services.limit(request, self._limit, "token", tenant_key, services.address(request))
         signin = await services.signin_company(request)
         form = await read_form(request)
-        await services.limit(
-            request, self._client_limit, "token-client", tenant_key, client_id_of(request, form)
-        )
-        client_id = await authenticated_client(services, request, signin, form)
+        named = client_id_of(request, form)
+        await services.limit(request, self._client_limit, "token-client", tenant_key, named)
+        client_id = await authenticated_client(services, request, signin, named)
         grant = token_request(form)
         tenant = signin.tenant_key
-        # RFC 8707 2.2: tokens here are for this company's MCP endpoint and nothing else.
-        if grant.resource is not None and grant.resource.rstrip("/") != services.settings.mcp_url(
-            tenant
-        ):
-            raise InvalidTarget("resource must be this company's MCP endpoint")
+        check_resource(grant.resource, services.settings.mcp_url(tenant))
         if isinstance(grant, AuthorizationCodeRequest):
             body = await services.grants.redeem_code(tenant, client_id, signin.setup, grant)
         else:
