@@ -1,4 +1,5 @@
 """Shared fixtures: a fresh database per test (SQLite always, PostgreSQL when reachable),
+each a copy of one migrated once per session (tests/support/migrated_databases.py),
 the application built on it with the test companies applied, and an in-process client."""
 
 from __future__ import annotations
@@ -6,7 +7,8 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -18,6 +20,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from frontdesk.app import Frontdesk, create_app
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.config import Settings
+from tests.support.migrated_databases import PostgresTemplate, SqliteTemplate
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPANIES_FILE = ROOT / "tests" / "fixtures" / "companies.yaml"
@@ -57,25 +60,76 @@ def needs_service(name: str, host: str, port: int) -> None:
         unavailable(f"{name} is not reachable on {host}:{port}")
 
 
-@pytest.fixture
-def sqlite_url(tmp_path: Path) -> str:
-    return f"sqlite+aiosqlite:///{tmp_path / 'frontdesk.db'}"
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> SqliteTemplate:
+    return SqliteTemplate(tmp_path_factory.mktemp("templates"))
 
 
 @pytest.fixture
-async def postgres_url() -> AsyncIterator[str]:
-    """A database of its own on the local PostgreSQL, dropped after the test."""
+def empty_sqlite_url(tmp_path: Path) -> str:
+    """A SQLite file not there yet: for the tests of migrations and of creating it. Named
+    apart from ``sqlite_url``'s, so a test may take both."""
+    return f"sqlite+aiosqlite:///{tmp_path / 'unmigrated.db'}"
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path, sqlite_template: SqliteTemplate) -> str:
+    """A SQLite file of its own, at the newest schema (a copy of the session's template)."""
+    return f"sqlite+aiosqlite:///{sqlite_template.copy_to(tmp_path / 'frontdesk.db')}"
+
+
+@pytest.fixture(scope="session")
+def postgres_template() -> Iterator[PostgresTemplate]:
     needs_service("PostgreSQL", "127.0.0.1", 5432)
-    name = f"frontdesk_test_{uuid.uuid4().hex[:12]}"
-    admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    async with admin.connect() as connection:
-        await connection.execute(text(f'CREATE DATABASE "{name}"'))
+    template = PostgresTemplate(POSTGRES_ADMIN_URL)
     try:
-        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+        yield template
     finally:
+        template.drop()
+
+
+@asynccontextmanager
+async def _own_postgres_database(
+    create: Callable[[str], Awaitable[str]],
+) -> AsyncIterator[str]:
+    """A database of its own on the local PostgreSQL, made by ``create``, dropped after."""
+    name = f"frontdesk_test_{uuid.uuid4().hex[:12]}"
+    url = await create(name)
+    try:
+        yield url
+    finally:
+        admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+        try:
+            async with admin.connect() as connection:
+                await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        finally:
+            await admin.dispose()
+
+
+async def _create_empty_postgres(name: str) -> str:
+    admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
         async with admin.connect() as connection:
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            await connection.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
         await admin.dispose()
+    return POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture
+async def empty_postgres_url() -> AsyncIterator[str]:
+    """A database of its own, without any schema: for the tests of migrations."""
+    needs_service("PostgreSQL", "127.0.0.1", 5432)
+    async with _own_postgres_database(_create_empty_postgres) as url:
+        yield url
+
+
+@pytest.fixture
+async def postgres_url(postgres_template: PostgresTemplate) -> AsyncIterator[str]:
+    """A database of its own at the newest schema (copied from the session's template),
+    dropped after the test."""
+    async with _own_postgres_database(postgres_template.copy) as url:
+        yield url
 
 
 @pytest.fixture
@@ -88,6 +142,12 @@ def redis_url() -> str:
 def database_url(request: pytest.FixtureRequest) -> str:
     """Runs the test once per database backend."""
     return str(request.getfixturevalue(f"{request.param}_url"))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def empty_database_url(request: pytest.FixtureRequest) -> str:
+    """Once per database backend, a database without any schema yet."""
+    return str(request.getfixturevalue(f"empty_{request.param}_url"))
 
 
 @pytest.fixture

@@ -40,9 +40,9 @@ def logged(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EventDict]]:
 
 
 @pytest.fixture
-async def database(database_url: str) -> AsyncIterator[Database]:
+async def database(empty_database_url: str) -> AsyncIterator[Database]:
     """A database on each backend, not migrated yet."""
-    database = Database(database_url)
+    database = Database(empty_database_url)
     try:
         yield database
     finally:

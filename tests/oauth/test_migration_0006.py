@@ -15,6 +15,13 @@ from tests.store.test_migration_0005 import migration_to
 
 
 @pytest.fixture
+def database_url(empty_database_url: str) -> str:
+    """This module's tests begin where a deployment does: a database without any schema
+    (not a copy of the session's migrated template)."""
+    return empty_database_url
+
+
+@pytest.fixture
 async def at_0005(database_url: str) -> AsyncIterator[Database]:
     """A database at revision 0005 holding a customer that a token family references."""
     database = Database(database_url)

@@ -37,6 +37,15 @@ from frontdesk.store.tables import (
 pytestmark = pytest.mark.anyio
 
 TENANT = "initech"
+
+
+@pytest.fixture
+def database_url(empty_database_url: str) -> str:
+    """This module's tests begin where a deployment does: a database without any schema
+    (not a copy of the session's migrated template)."""
+    return empty_database_url
+
+
 CLIENT = "fdc_registered_before_0005"
 RETRYING_SETUP = SigninSetup.model_validate({"login": {"type": "dev"}, "refresh_retry_seconds": 30})
 BOX = SecretBox([DEV_DATA_KEY])

@@ -20,6 +20,13 @@ from frontdesk.store.tables import metadata
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+def database_url(empty_database_url: str) -> str:
+    """This module's tests begin where a deployment does: a database without any schema
+    (not a copy of the session's migrated template)."""
+    return empty_database_url
+
+
 def head_revision() -> str | None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
