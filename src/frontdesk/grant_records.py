@@ -47,6 +47,15 @@ class AccessRecord(NamedTuple):
     email_verified: bool
 
 
+class Ending(NamedTuple):
+    """Why token families end, as the OAuth side decides it (oauth.grants) and the store
+    carries it out: the reason the audit log gives, and whether the customer's remembered
+    consent to the client ends with them (store.consents)."""
+
+    reason: str
+    forgets_consent: bool
+
+
 # The longest retry window a company may choose (companies.definition, oauth.refresh): for
 # that long a spent refresh token still holds its successor pair, sealed.
 REFRESH_RETRY_MAX_SECONDS = 60

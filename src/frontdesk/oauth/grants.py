@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from frontdesk import metrics, scopes
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.domain import Customer
-from frontdesk.grant_records import CodeRecord, NewTokens, RefreshState
+from frontdesk.grant_records import CodeRecord, Ending, NewTokens, RefreshState
 from frontdesk.oauth import kept_pairs, pkce
 from frontdesk.oauth.credentials import Kind, digest, looks_like, mint
 from frontdesk.oauth.errors import InvalidGrant, InvalidTarget
@@ -31,6 +31,18 @@ CODE_TTL = timedelta(minutes=5)
 # Decisions one refresh may make: each after the last lost a compare-and-set to a
 # concurrent presentation of the same token, so each loss means another request progressed.
 REFRESH_DECISIONS = 3
+
+
+def _leaked(reason: str) -> Ending:
+    """A code or refresh token that reached someone else (RFC 6749 4.1.2, RFC 9700 section
+    4.14.2) ends the families it started or belongs to, and the customer's remembered
+    consent to that client with them: the next sign-in shows the consent page instead of
+    handing a code to whoever asks (oauth.remembered)."""
+    return Ending(reason, forgets_consent=True)
+
+
+CODE_REPLAYED = _leaked("code_replayed")
+REFRESH_TOKEN_REUSED = _leaked("refresh_token_reuse")
 
 
 def check_resource(asked: str | None, endpoint: str) -> None:
@@ -89,7 +101,7 @@ class Grants:
             raise InvalidGrant("the code is unknown, spent or expired")
         if record.used_at is not None:
             # RFC 6749 4.1.2: a code used twice revokes what it issued.
-            await self._repository.revoke_code_grants(tenant_key, code_hash, now)
+            await self._repository.revoke_code_grants(tenant_key, code_hash, now, CODE_REPLAYED)
             raise InvalidGrant("the code is unknown, spent or expired")
         if record.expires_at <= now:
             raise InvalidGrant("the code is unknown, spent or expired")
@@ -99,7 +111,7 @@ class Grants:
             raise InvalidGrant("code_verifier does not match the code_challenge")
         tokens, response = _new_pair(setup, now)
         if not await self._repository.exchange_code(tenant_key, code_hash, record, tokens, now):
-            await self._repository.revoke_code_grants(tenant_key, code_hash, now)
+            await self._repository.revoke_code_grants(tenant_key, code_hash, now, CODE_REPLAYED)
             raise InvalidGrant("the code is unknown, spent or expired")
         response["scope"] = record.scope or scopes.ALL
         return response
@@ -126,7 +138,7 @@ class Grants:
                 case Refuse(error):
                     raise error
                 case Reuse(family_id):
-                    await repository.revoke_family(family_id, now, "refresh_token_reuse")
+                    await repository.revoke_family(family_id, now, REFRESH_TOKEN_REUSED)
                     metrics.refresh_token_reused(tenant_key)
                     raise InvalidGrant(REFUSED)
                 case Rotate(state=spendable):

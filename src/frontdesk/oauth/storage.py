@@ -14,7 +14,7 @@ from collections.abc import Awaitable
 from datetime import datetime
 from typing import Protocol
 
-from frontdesk.grant_records import AccessRecord, CodeRecord, NewTokens, RefreshState
+from frontdesk.grant_records import AccessRecord, CodeRecord, Ending, NewTokens, RefreshState
 
 
 class GrantStorage(Protocol):
@@ -38,8 +38,11 @@ class GrantStorage(Protocol):
         another redemption spent it first."""
         ...
 
-    async def revoke_code_grants(self, tenant_key: str, code_hash: str, now: datetime) -> None:
-        """A spent code came back: revoke every family it started (RFC 6749 4.1.2)."""
+    async def revoke_code_grants(
+        self, tenant_key: str, code_hash: str, now: datetime, ending: Ending
+    ) -> None:
+        """A spent code came back: end every live family it started (RFC 6749 4.1.2), as
+        ``ending`` says."""
         ...
 
     # Refresh tokens --------------------------------------------------------------------
@@ -68,7 +71,9 @@ class GrantStorage(Protocol):
         False when anything differs. Nothing is issued."""
         ...
 
-    async def revoke_family(self, family_id: int, now: datetime, reason: str) -> None: ...
+    async def revoke_family(self, family_id: int, now: datetime, ending: Ending) -> None:
+        """End the family, if it is still live, as ``ending`` says."""
+        ...
 
     # Access tokens ---------------------------------------------------------------------
 

@@ -12,10 +12,10 @@ from datetime import datetime
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.grant_records import CodeRecord, NewTokens
-from frontdesk.store import audit, consents
+from frontdesk.grant_records import CodeRecord, Ending, NewTokens
+from frontdesk.store import audit
 from frontdesk.store.audit import Event
-from frontdesk.store.families import forget_kept_successors, insert_pair
+from frontdesk.store.families import insert_pair, revoke_family_in
 from frontdesk.store.moments import as_utc
 from frontdesk.store.tables import authorization_codes, token_families
 
@@ -114,36 +114,25 @@ class CodeGrants:
             )
         return True
 
-    async def revoke_code_grants(self, tenant_key: str, code_hash: str, now: datetime) -> None:
-        """A spent code came back: revoke every token it issued (RFC 6749 4.1.2)."""
+    async def revoke_code_grants(
+        self, tenant_key: str, code_hash: str, now: datetime, ending: Ending
+    ) -> None:
+        """A spent code came back: end every live family it started (RFC 6749 4.1.2), each
+        as any family ends (store.families), as ``ending`` says."""
         async with self._engine.begin() as connection:
             await audit.record(connection, tenant_key, Event.CODE_REPLAYED, now)
-            revoked = await connection.execute(
-                update(token_families)
-                .where(
+            started = await connection.execute(
+                select(token_families.c.id).where(
                     token_families.c.code_hash == code_hash,
                     token_families.c.tenant_key == tenant_key,
                     token_families.c.revoked_at.is_(None),
                 )
-                .values(revoked_at=now)
-                .returning(
-                    token_families.c.id,
-                    token_families.c.client_id,
-                    token_families.c.customer_id,
-                )
             )
-            for family_id, client_id, customer_id in revoked.all():
-                await forget_kept_successors(connection, family_id)
-                # The code reached someone else (RFC 6749 section 4.1.2): the customer is
-                # asked again at their next sign-in, as after a refresh token's reuse
-                # (store.families.revoke_family_in).
-                await consents.forget(connection, tenant_key, int(customer_id), client_id)
-                await audit.record(
+            for family_id in started.scalars().all():
+                await revoke_family_in(
                     connection,
-                    tenant_key,
-                    Event.FAMILY_REVOKED,
+                    int(family_id),
                     now,
-                    client_id=client_id,
-                    family_id=family_id,
-                    reason="code_replayed",
+                    ending.reason,
+                    forget_consent=ending.forgets_consent,
                 )

@@ -61,8 +61,16 @@ def family_live(family_id: int) -> ColumnElement[bool]:
 
 
 async def revoke_family_in(
-    connection: AsyncConnection, family_id: int, now: datetime, reason: str
+    connection: AsyncConnection,
+    family_id: int,
+    now: datetime,
+    reason: str,
+    *,
+    forget_consent: bool = False,
 ) -> None:
+    """End the family if it is still live, and record why; with ``forget_consent`` (the OAuth
+    side's decision: grant_records.Ending) the customer's remembered consent to its client
+    goes in the same transaction."""
     revoked = await connection.execute(
         update(token_families)
         .where(token_families.c.id == family_id, token_families.c.revoked_at.is_(None))
@@ -73,11 +81,9 @@ async def revoke_family_in(
     )
     for tenant_key, client_id, customer_id in revoked.all():
         await forget_kept_successors(connection, family_id)
-        if reason == "refresh_token_reuse":
-            # One of the family's tokens reached someone else (RFC 9700 section 4.14.2): the
-            # customer's remembered consent goes with it, so the next sign-in shows the
-            # consent page instead of handing a code to whoever asks (oauth.remembered).
+        if forget_consent:
             await consents.forget(connection, tenant_key, int(customer_id), client_id)
+        if reason == "refresh_token_reuse":
             await audit.record(
                 connection,
                 tenant_key,

@@ -19,7 +19,7 @@ from datetime import datetime
 import orjson
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.grant_records import AccessRecord, IssuedPair, NewTokens, RefreshState
+from frontdesk.grant_records import AccessRecord, Ending, IssuedPair, NewTokens, RefreshState
 from frontdesk.store.access_lookups import AccessLookups
 from frontdesk.store.audit import Event
 from frontdesk.store.change_feed import ChangeFeed
@@ -78,12 +78,14 @@ class PostgresGrantRepository(GrantRepository):
     # A revocation made here takes effect here before it is answered: the tokens it ended
     # may be kept in memory (store.access_lookups) until the feed delivers its notice.
 
-    async def revoke_code_grants(self, tenant_key: str, code_hash: str, now: datetime) -> None:
-        await super().revoke_code_grants(tenant_key, code_hash, now)
+    async def revoke_code_grants(
+        self, tenant_key: str, code_hash: str, now: datetime, ending: Ending
+    ) -> None:
+        await super().revoke_code_grants(tenant_key, code_hash, now, ending)
         await self._feed.caught_up()
 
-    async def revoke_family(self, family_id: int, now: datetime, reason: str) -> None:
-        await super().revoke_family(family_id, now, reason)
+    async def revoke_family(self, family_id: int, now: datetime, ending: Ending) -> None:
+        await super().revoke_family(family_id, now, ending)
         await self._feed.caught_up()
 
     async def revoke_token(

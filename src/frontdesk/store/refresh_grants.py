@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import DateTime, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.grant_records import IssuedPair, NewTokens, RefreshState
+from frontdesk.grant_records import Ending, IssuedPair, NewTokens, RefreshState
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
 from frontdesk.store.families import family_live, insert_pair, revoke_family_in
@@ -163,6 +163,8 @@ class RefreshGrants:
             )
         return written.rowcount == 1
 
-    async def revoke_family(self, family_id: int, now: datetime, reason: str) -> None:
+    async def revoke_family(self, family_id: int, now: datetime, ending: Ending) -> None:
         async with self._engine.begin() as connection:
-            await revoke_family_in(connection, family_id, now, reason)
+            await revoke_family_in(
+                connection, family_id, now, ending.reason, forget_consent=ending.forgets_consent
+            )
