@@ -13,6 +13,7 @@ import pytest
 from frontdesk.store import postgres
 from frontdesk.store.bounds import Timeouts
 from frontdesk.store.postgres import AsyncpgPool, DatabaseUnavailable, driver_dsn
+from tests.support.waiting import eventually
 
 REFUSED = "postgresql+asyncpg://postgres@127.0.0.1:1/none"
 
@@ -44,6 +45,31 @@ async def single(postgres_url: str) -> AsyncIterator[AsyncpgPool]:
     pool = AsyncpgPool(postgres_url, max_size=1, session_settings={})
     yield pool
     await pool.close()
+
+
+async def running(postgres_url: str, query: str) -> bool:
+    """Whether a session on the test's database is executing ``query`` right now."""
+    observer = await asyncpg.connect(driver_dsn(postgres_url))
+    try:
+        return bool(
+            await observer.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND state = 'active' AND query = $1",
+                query,
+            )
+        )
+    finally:
+        await observer.close()
+
+
+async def ended(postgres_url: str, pid: int) -> bool:
+    """Whether the session ``pid`` is gone from the server."""
+    observer = await asyncpg.connect(driver_dsn(postgres_url))
+    try:
+        found = await observer.fetchval("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid)
+    finally:
+        await observer.close()
+    return int(found) == 0
 
 
 async def backend_pid(pool: AsyncpgPool) -> int:
@@ -95,7 +121,9 @@ async def test_a_connection_is_reused_between_statements(postgres_url: str) -> N
         await pool.close()
 
 
-async def test_a_cancelled_statement_never_hands_its_connection_on(single: AsyncpgPool) -> None:
+async def test_a_cancelled_statement_never_hands_its_connection_on(
+    postgres_url: str, single: AsyncpgPool
+) -> None:
     first = await backend_pid(single)
 
     async def slow() -> None:
@@ -103,7 +131,10 @@ async def test_a_cancelled_statement_never_hands_its_connection_on(single: Async
             await connection.fetchval("SELECT pg_sleep(5)")
 
     task = asyncio.create_task(slow())
-    await asyncio.sleep(0.2)
+    # Cancelled mid-statement: once the server is running it.
+    await eventually(
+        lambda: running(postgres_url, "SELECT pg_sleep(5)"), 5.0, "the slow statement runs"
+    )
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -129,7 +160,7 @@ async def test_a_connection_killed_while_idle_is_replaced_unnoticed(
 ) -> None:
     victim = await backend_pid(single)
     await terminate_backend(postgres_url, victim)
-    await asyncio.sleep(0.1)
+    await eventually(lambda: ended(postgres_url, victim), 5.0, "the session has ended")
     assert await backend_pid(single) != victim
 
 
