@@ -130,7 +130,7 @@ async def test_a_company_made_by_the_admin_api_imports_its_api_and_sees_its_call
                 api.audience = api.base_url
                 cancelled, storage = await signed_in_cancel(service)
 
-                # The SDK's first cancelOrder is a guest's (answered 401); it signs in and calls again.
+                # The SDK's first cancelOrder was a guest's (401): it signed in, called again.
                 usage = await usage_shows(admin, orderly, {"getOrder": 1, "cancelOrder": 2})
                 audit = await admin.get(
                     "/admin/v1/companies/orderly/audit", headers=bearer(orderly)
