@@ -56,13 +56,13 @@ def shared_metrics_dir(base: Path | None) -> Iterator[Path]:
         shutil.rmtree(shared, ignore_errors=True)
 
 
-def remove_abandoned(where: Path) -> list[Path]:
-    """Remove the metrics directories in ``where`` whose supervisor is gone; returns them."""
-    removed: list[Path] = []
+def remove_abandoned(where: Path) -> None:
+    """Remove the metrics directories in ``where`` whose supervisor is gone."""
     try:
         entries = list(where.iterdir())
     except OSError:
-        return removed
+        return
+    removed = 0
     for entry in entries:
         match = _NAME.fullmatch(entry.name)
         if match is None or entry.is_symlink() or not entry.is_dir():
@@ -75,10 +75,9 @@ def remove_abandoned(where: Path) -> list[Path]:
         if _alive(int(match["pid"])):
             continue
         shutil.rmtree(entry, ignore_errors=True)
-        removed.append(entry)
+        removed += 1
     if removed:
-        log.info("metrics_dirs_removed", count=len(removed), reason="supervisor_gone")
-    return removed
+        log.info("metrics_dirs_removed", count=removed, reason="supervisor_gone")
 
 
 def _alive(pid: int) -> bool:

@@ -194,12 +194,11 @@ class AdminKeys:
             )
 
 
-async def revoke_company_keys(connection: AsyncConnection, tenant_key: str, now: datetime) -> int:
+async def revoke_company_keys(connection: AsyncConnection, tenant_key: str, now: datetime) -> None:
     """Within the caller's transaction (a company's deletion): every live key of the
     company revoked, so that a company made again under its tenant key starts with none."""
-    result = await connection.execute(
+    await connection.execute(
         update(admin_keys)
         .where(admin_keys.c.tenant_key == tenant_key, admin_keys.c.revoked_at.is_(None))
         .values(revoked_at=now)
     )
-    return int(result.rowcount or 0)

@@ -84,17 +84,17 @@ async def remember(
 
 
 async def forget(
-    connection: AsyncConnection, tenant_key: str, customer_id: int, client_id: str | None = None
-) -> int:
-    """Forget what the customer allowed this client (every client when ``client_id`` is
-    None): their next sign-in shows the consent page. Returns how many were forgotten."""
-    statement = delete(consents).where(
-        consents.c.tenant_key == tenant_key, consents.c.customer_id == customer_id
+    connection: AsyncConnection, tenant_key: str, customer_id: int, client_id: str
+) -> None:
+    """Forget what the customer allowed this client: their next sign-in shows the consent
+    page."""
+    await connection.execute(
+        delete(consents).where(
+            consents.c.tenant_key == tenant_key,
+            consents.c.customer_id == customer_id,
+            consents.c.client_id == client_id,
+        )
     )
-    if client_id is not None:
-        statement = statement.where(consents.c.client_id == client_id)
-    result = await connection.execute(statement)
-    return int(result.rowcount or 0)
 
 
 class ConsentRepository:
@@ -119,7 +119,3 @@ class ConsentRepository:
             # insert won: this second try finds that row and widens it.
             async with self._engine.begin() as connection:
                 await remember(connection, tenant_key, customer_id, client_id, scope, now)
-
-    async def forget(self, tenant_key: str, customer_id: int, client_id: str | None = None) -> int:
-        async with self._engine.begin() as connection:
-            return await forget(connection, tenant_key, customer_id, client_id)
