@@ -58,6 +58,10 @@ REJECTED = ["400", "401", "403", "404", "405", "406", "409", "415", "422", "428"
 REJECTED += ["412", "5xx"]
 
 
+# Nothing listens on port 9 (discard) here: a fetch or a call is refused at once, locally.
+LOCAL_URLS = ["https://127.0.0.1:9/openapi.json", "http://127.0.0.1:9/api", "https://[::1]:9/"]
+
+
 def fuzzed_schema(tenants: list[str]) -> OpenApiSchema:
     """The packaged document, its tenant keys drawn from ``tenants``."""
     document = json.loads(files("frontdesk.admin_api").joinpath("openapi.json").read_bytes())
@@ -65,6 +69,12 @@ def fuzzed_schema(tenants: list[str]) -> OpenApiSchema:
     # outside the list is no schema violation (an operator key creates it with PUT).
     tenant_key = document["components"]["parameters"]["TenantKey"]
     tenant_key["schema"] = {"anyOf": [{"type": "string", "enum": tenants}, tenant_key["schema"]]}
+    # An import's URLs are drawn from addresses on this machine: as "format: uri" they would
+    # be random host names, each one a DNS lookup leaving the machine.
+    imports = document["components"]["schemas"]["OpenApiImport"]["properties"]
+    for field in ("url", "base_url"):
+        imports[field] = {**imports[field], "enum": LOCAL_URLS}
+        imports[field].pop("format", None)
     return schemathesis.openapi.from_dict(
         document,
         config=schemathesis.Config.from_dict(
