@@ -4,6 +4,7 @@ the application built on it with the test companies applied, and an in-process c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import uuid
@@ -21,6 +22,7 @@ from frontdesk.app import Frontdesk, create_app
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.config import Settings
 from tests.support.migrated_databases import PostgresTemplate, SqliteTemplate
+from tests.support.serving import AppsServed, Serve
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPANIES_FILE = ROOT / "tests" / "fixtures" / "companies.yaml"
@@ -194,6 +196,14 @@ async def app(settings: Settings) -> AsyncIterator[Frontdesk]:
         yield app
     finally:
         await app.services.stop()
+
+
+@pytest.fixture
+async def serve(make_settings: Callable[..., Settings], tmp_path: Path) -> AsyncIterator[Serve]:
+    """Start an app on the test companies (or on the companies given) with these settings
+    overrides; the app and a client for it (tests/support/serving.py)."""
+    async with contextlib.AsyncExitStack() as stack:
+        yield AppsServed(stack, make_settings, start_app, COMPANIES_FILE, tmp_path).start
 
 
 @pytest.fixture

@@ -1,11 +1,8 @@
-"""Fixtures for the sign-in tests: more companies with sign-in, and apps on settings of the
-test's own choosing."""
+"""Fixtures for the sign-in tests: more companies with sign-in, and further browsers."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +10,13 @@ import httpx
 import pytest
 
 from frontdesk.app import Frontdesk
-from frontdesk.config import Settings
 from frontdesk.store import access_lookups
-from tests.conftest import BASE_URL, start_app
+from tests.conftest import BASE_URL
 from tests.oauth.flows import add_companies
+
+# The sign-in tests' apps: the suite's ``serve`` fixture (tests/conftest.py).
+from tests.support.serving import Serve as Serve
+from tests.support.serving import Served as Served
 
 # hooli proves tokens stay with their company; sleepy and faraway have sign-in set up but
 # are inactive or in another region, so they are "no active company" here.
@@ -48,33 +48,6 @@ companies:
 async def more_companies(app: Frontdesk, tmp_path: Path) -> None:
     """Adds hooli (sign-in), sleepy (inactive) and faraway (other region) to the app."""
     await add_companies(app, tmp_path, MORE_COMPANIES)
-
-
-@dataclass(frozen=True, slots=True)
-class Served:
-    app: Frontdesk
-    client: httpx.AsyncClient
-
-
-Serve = Callable[..., Awaitable[Served]]
-
-
-@pytest.fixture
-async def serve(make_settings: Callable[..., Settings]) -> AsyncIterator[Serve]:
-    """Start an app on the test companies with these settings overrides, and a client that
-    speaks to it at its own base URL (the Host check expects that host)."""
-    async with contextlib.AsyncExitStack() as stack:
-
-        async def start(**overrides: Any) -> Served:
-            settings = make_settings(**overrides)
-            app = await start_app(settings)
-            stack.push_async_callback(app.services.stop)
-            transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
-            client = httpx.AsyncClient(transport=transport, base_url=settings.base_url)
-            await stack.enter_async_context(client)
-            return Served(app, client)
-
-        yield start
 
 
 @pytest.fixture

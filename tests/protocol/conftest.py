@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
 
-from frontdesk.config import Settings
-from tests.conftest import BASE_URL, start_app
+from tests.support.serving import Serve as ServeApp
 
 Serve = Callable[..., Awaitable[httpx.AsyncClient]]
 
 
 @pytest.fixture
-async def serve(make_settings: Callable[..., Settings]) -> AsyncIterator[Serve]:
-    """Start an app on the test companies with these settings overrides; a client for it."""
-    async with contextlib.AsyncExitStack() as stack:
+def serve(serve: ServeApp) -> Serve:
+    """Start an app on the test companies with these settings overrides; a client for it
+    (the suite's ``serve``, tests/conftest.py, answering the client alone)."""
 
-        async def start(**overrides: Any) -> httpx.AsyncClient:
-            app = await start_app(make_settings(**overrides))
-            stack.push_async_callback(app.services.stop)
-            transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
-            client = httpx.AsyncClient(transport=transport, base_url=BASE_URL)
-            return await stack.enter_async_context(client)
+    async def start(**overrides: Any) -> httpx.AsyncClient:
+        return (await serve(**overrides)).client
 
-        yield start
+    return start

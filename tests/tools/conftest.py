@@ -4,56 +4,37 @@ a process of its own, and Frontdesk serving companies the test writes itself."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any
 
-import httpx
 import pytest
 
-from frontdesk.app import Frontdesk
-from frontdesk.config import Settings
-from tests.conftest import BASE_URL, ROOT, start_app
+from tests.conftest import ROOT
+from tests.support.serving import Serve as Serve
+from tests.support.serving import Served as Served
 from tests.tools.backends import DEADLINE, SECRET, Json, ScriptedBackend
 
 EXAMPLE = ROOT / "examples" / "backend.py"
 LOOPBACK = ["127.0.0.0/8"]
 
 
-@dataclass(frozen=True, slots=True)
-class Served:
-    app: Frontdesk
-    client: httpx.AsyncClient
-
-
-Serve = Callable[..., Awaitable[Served]]
-
-
 @pytest.fixture
-async def serve(make_settings: Callable[..., Settings], tmp_path: Path) -> AsyncIterator[Serve]:
+def serve(serve: Serve) -> Serve:
     """Start Frontdesk on these companies only (and these settings overrides); loopback
-    backends are allowed unless the test says otherwise."""
-    async with contextlib.AsyncExitStack() as stack:
+    backends are allowed unless the test says otherwise (the suite's ``serve``,
+    tests/conftest.py)."""
 
-        async def start(*companies: Json, **overrides: Any) -> Served:
-            overrides.setdefault("backend_allowed_networks", LOOPBACK)
-            path = tmp_path / "companies.json"
-            path.write_text(json.dumps({"companies": list(companies)}), encoding="utf-8")
-            app = await start_app(make_settings(**overrides), path)
-            stack.push_async_callback(app.services.stop)
-            transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
-            client = httpx.AsyncClient(transport=transport, base_url=BASE_URL)
-            await stack.enter_async_context(client)
-            return Served(app, client)
+    async def start(*companies: Json, **overrides: Any) -> Served:
+        overrides.setdefault("backend_allowed_networks", LOOPBACK)
+        return await serve(*companies, **overrides)
 
-        yield start
+    return start
 
 
 @contextlib.contextmanager
