@@ -11,7 +11,6 @@ from typing import Any
 
 import anyio
 import pytest
-import structlog
 from sqlalchemy import func, insert, select
 from sqlalchemy.exc import OperationalError
 from structlog.typing import EventDict
@@ -24,6 +23,7 @@ from frontdesk.store import retention
 from frontdesk.store.database import Database
 from frontdesk.store.retention import PurgeReport
 from frontdesk.store.tables import audit_events
+from tests.support.logs import captured_logs
 
 pytestmark = pytest.mark.anyio
 
@@ -33,9 +33,7 @@ DEADLINE = 10.0
 @pytest.fixture
 def logged(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EventDict]]:
     """What the purge logs during the test."""
-    # A logger of its own: one cached by an earlier test would bypass capture_logs.
-    monkeypatch.setattr(purging, "log", structlog.get_logger(purging.__name__))
-    with structlog.testing.capture_logs() as logs:
+    with captured_logs(monkeypatch, purging) as logs:
         yield logs
 
 

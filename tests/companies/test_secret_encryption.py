@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
-import structlog
 from sqlalchemy import select, text, update
 from structlog.typing import EventDict
 
@@ -23,6 +22,7 @@ from frontdesk.secret_box import CannotOpen, KeyNotConfigured, SecretBox
 from frontdesk.store.companies import ApplyOutcome, CompanyRepository
 from frontdesk.store.database import Database
 from frontdesk.store.tables import companies
+from tests.support.logs import captured_logs
 
 pytestmark = pytest.mark.anyio
 
@@ -106,9 +106,7 @@ def registry_for(
 
 @pytest.fixture
 def logged(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EventDict]]:
-    # A logger of its own: one cached by an earlier test would bypass capture_logs.
-    monkeypatch.setattr(registry_module, "log", structlog.get_logger(registry_module.__name__))
-    with structlog.testing.capture_logs() as logs:
+    with captured_logs(monkeypatch, registry_module) as logs:
         yield logs
 
 

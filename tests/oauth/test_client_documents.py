@@ -19,7 +19,6 @@ from typing import Any
 
 import anyio
 import pytest
-import structlog
 from structlog.typing import EventDict
 
 from frontdesk.oauth import client_document_rules, client_documents, redirects
@@ -40,6 +39,7 @@ from frontdesk.oauth.client_documents import (
 )
 from frontdesk.outbound import DOCUMENT_CONNECTIONS, OutboundClients
 from tests.support.https_documents import Answer, HttpsDocuments, run_https_documents
+from tests.support.logs import captured_logs
 
 PATH = "/oauth/client.json"
 # What the client is told for every failure below HTTP, whatever it was.
@@ -83,9 +83,7 @@ def documents(outbound: OutboundClients, clock: Clock) -> ClientDocuments:
 @pytest.fixture
 def logged(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EventDict]]:
     """What the documents' cache logs during the test."""
-    # A logger of its own: one cached by an earlier test would bypass capture_logs.
-    monkeypatch.setattr(client_documents, "log", structlog.get_logger(client_documents.__name__))
-    with structlog.testing.capture_logs() as logs:
+    with captured_logs(monkeypatch, client_documents) as logs:
         yield logs
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-import structlog
 from joserfc.jwk import ECKey
 from structlog.typing import EventDict
 
@@ -26,6 +25,7 @@ from frontdesk.login.oidc import OidcLogin, OidcSettings, pkce_verifier
 from frontdesk.outbound import LOGIN_MAX_ANSWER_BYTES, OutboundClients
 from frontdesk.outbound_policy import OutboundPolicy
 from tests.oauth import flows
+from tests.support.logs import captured_logs
 from tests.support.plain_http import Handler, Server, answer, endless, gzip_bomb
 
 pytestmark = pytest.mark.anyio
@@ -64,9 +64,7 @@ async def outbound() -> AsyncIterator[OutboundClients]:
 
 @pytest.fixture
 def logged(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[EventDict]]:
-    # A logger of its own: one cached by an earlier test would bypass capture_logs.
-    monkeypatch.setattr(oidc, "log", structlog.get_logger(oidc.__name__))
-    with structlog.testing.capture_logs() as logs:
+    with captured_logs(monkeypatch, oidc) as logs:
         yield logs
 
 
