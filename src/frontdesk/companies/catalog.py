@@ -236,14 +236,14 @@ class ServedCompany:
         # Who answers, as MCP results name it (initialize's serverInfo; 2026-07-28's _meta).
         self.server_info = {"name": "frontdesk", "title": definition.name, "version": __version__}
         # A 2026-07-28 result's ``_meta`` when it has no keys of its own, rendered once here
-        # for every reply (protocol/modern_methods.py).
+        # for every reply (protocol/revisions/r2026_07_28.py).
         self.server_info_meta = orjson.Fragment(
             orjson.dumps({"io.modelcontextprotocol/serverInfo": self.server_info})
         )
         # The listings are rendered to JSON here, once: clients list often, a listing never
         # changes while the company is loaded, and rendering 50 tools' listing cost a
         # tools/list call 15 µs on every call. The JSON (``*_json``) is kept too: a
-        # 2026-07-28 reply adds its fields to it (protocol/modern_methods.py).
+        # 2026-07-28 reply adds its fields to it (protocol/revisions/r2026_07_28.py).
         self.tools_json = orjson.dumps(
             {
                 "tools": [

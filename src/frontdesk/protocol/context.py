@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.domain import Caller
@@ -11,11 +12,15 @@ from frontdesk.protocol.bearer import Challenges
 from frontdesk.protocol.request_state import RequestStates
 from frontdesk.usage.counters import UsageCounters
 
+if TYPE_CHECKING:
+    from frontdesk.protocol.revision import Revision
+
 
 @dataclass(slots=True)
-class ModernRequest:
-    """What a 2026-07-28 request's headers say (``protocol/modern.py`` checks each message
-    against them), read as each check needs it: most messages need little."""
+class RoutedRequest:
+    """What the headers of a request of a revision that routes on them say (2026-07-28:
+    ``revisions/r2026_07_28.py`` checks each message against them), read as each check
+    needs it: most messages need little."""
 
     # Mcp-Method and Mcp-Name as sent (OWS and base64 are undone when compared).
     method: bytes | None
@@ -35,6 +40,8 @@ class RequestContext:
     request_states: RequestStates
     # Where each tools/call is counted for the company's usage (frontdesk.usage).
     usage: UsageCounters
+    # The revision the request is of: what the methods ask where revisions differ.
+    revision: Revision
     # The challenges a personal tool answers a guest with; None without sign-in.
     sign_in: Challenges | None = None
     # Set by ``initialize``: the endpoint then issues a session for this version.
@@ -42,5 +49,5 @@ class RequestContext:
     # Set by a reply that needs a signed-in customer: the whole HTTP response becomes a 401
     # with this WWW-Authenticate, and still carries every reply.
     www_authenticate: str | None = None
-    # Set when the request is of the 2026-07-28 revision.
-    modern: ModernRequest | None = None
+    # What the routing headers said, when the request's revision routes on them.
+    routed: RoutedRequest | None = None

@@ -2,9 +2,9 @@
 into its envelope and status, in this one place (interface 4.2, 7.1, 8).
 
 It is a plain ASGI handler, not a framework route: this is the hot path, and each
-request here pays for nothing it does not use. Both revisions are served here: a request
-whose ``MCP-Protocol-Version`` header names 2026-07-28 by ``modern``'s rules, any other
-(no header, or a version ``initialize`` negotiates) as before.
+request here pays for nothing it does not use. Every revision is served here: the
+request's ``MCP-Protocol-Version`` header chooses one (``revisions``), and the endpoint asks
+it what differs (``revision.Revision``) rather than testing which it is.
 """
 
 from __future__ import annotations
@@ -35,13 +35,11 @@ from frontdesk.config import MAX_BODY_BYTES
 from frontdesk.domain import Caller
 from frontdesk.log_throttle import outage_warnings
 from frontdesk.network import ClientAddressResolver
-from frontdesk.protocol import modern, modern_methods
 from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import (
     BodyTooLarge,
     EndpointError,
-    HeaderMismatch,
     InvalidRequest,
     MethodNotFound,
     NoActiveCompany,
@@ -50,13 +48,11 @@ from frontdesk.protocol.errors import (
     ServiceUnavailable,
     SessionUnknown,
     Unauthorized,
-    UnsupportedVersion,
 )
 from frontdesk.protocol.jsonrpc import Body, Message, failure, parse_body, success
-from frontdesk.protocol.methods import HANDLERS
 from frontdesk.protocol.request_state import RequestStates
+from frontdesk.protocol.revisions import revision_of
 from frontdesk.protocol.sessions import SessionSigner
-from frontdesk.protocol.versions import ALL_VERSIONS, MODERN_VERSION, is_supported
 from frontdesk.ratelimit import RateLimit, RateLimiter
 from frontdesk.store.outage import is_outage
 from frontdesk.usage.counters import UsageCounters
@@ -131,7 +127,11 @@ class McpEndpoint:
                 # before its body was read, its further members are counted now, and past
                 # the limit the whole request is refused, before any of them runs.
                 await self._count(company, caller, len(body.messages) - 1)
-            is_modern = _is_modern(headers.get(b"mcp-protocol-version"), body)
+            # Read once the body is, so that a refusal carries the request's id (MCP 2026-07-28).
+            revision = revision_of(headers.get(b"mcp-protocol-version"))
+            routed = revision.admit_request(
+                scope["headers"], headers, body, company, self._registry.fresh_for
+            )
             self._check_session(headers, company, body)
             context = RequestContext(
                 company,
@@ -139,15 +139,10 @@ class McpEndpoint:
                 request_id,
                 self._request_states,
                 self._usage,
+                revision,
                 sign_in=self._bearers.challenges(tenant_key) if company.has_signin else None,
+                routed=routed,
             )
-            if is_modern:
-                context.modern = modern.modern_request(
-                    scope["headers"], headers, self._registry.fresh_for
-                )
-                if body.is_batch:
-                    # Refused whole when the routing headers do not name every member.
-                    modern.admit_batch(context.modern, body.messages, company.tools)
             first = body.messages[0]
             if body.is_batch or first.is_notification:
                 replies = await _dispatch(context, body.messages)
@@ -173,12 +168,8 @@ class McpEndpoint:
         if context.negotiated_version is not None:
             session_id = self._sessions.issue(tenant_key, context.negotiated_version)
             answer_headers.append((b"mcp-session-id", session_id.encode()))
-        status = 200
-        if context.modern is not None and not body.is_batch:
-            # This revision gives one request's error an HTTP status of its own.
-            refusal = replies[0].get("error")
-            if refusal is not None:
-                status = modern.STATUS_BY_CODE.get(refusal["code"], 200)
+        # In a batch, errors stay inside a 200, one a member: one status cannot tell several.
+        status = 200 if body.is_batch else revision.status(replies[0])
         if context.www_authenticate is not None:
             status = 401
             answer_headers.append((b"www-authenticate", context.www_authenticate.encode()))
@@ -277,30 +268,6 @@ async def _answer_other_method(method: str, send: Send) -> int:
     return 405
 
 
-def _is_modern(version: bytes | None, body: Body) -> bool:
-    """Whether the request is of the 2026-07-28 revision, by its MCP-Protocol-Version header.
-
-    Read once the body is, so that a refusal carries the request's id (MCP 2026-07-28).
-    """
-    if version is None or is_supported(text := version.decode("latin-1")):
-        # No header (2024-11-05 clients, and initialize) or a negotiated version: the body
-        # must not claim 2026-07-28 in a header's stead, as only the header routes.
-        for message in body.messages:
-            meta = message.params.get("_meta")
-            if type(meta) is dict and meta.get(modern.PROTOCOL_VERSION_KEY) == MODERN_VERSION:
-                raise HeaderMismatch(
-                    "params._meta names 2026-07-28 but the MCP-Protocol-Version header does not",
-                    request_id=message.id,
-                )
-        return False
-    if text == MODERN_VERSION:
-        return True
-    raise UnsupportedVersion(
-        "Unsupported protocol version",
-        data={"supported": list(ALL_VERSIONS), "requested": text},
-    )
-
-
 def _check_content_type(headers: dict[bytes, bytes]) -> None:
     content_type = headers.get(b"content-type")
     media_type = (content_type or b"").split(b";", 1)[0].strip().lower()
@@ -318,18 +285,15 @@ async def _dispatch(context: RequestContext, messages: list[Message]) -> list[di
 
 async def _answer(context: RequestContext, message: Message) -> dict[str, Any]:
     """One message's reply, in the revision the request declared."""
-    revision = context.modern
+    revision = context.revision
     try:
-        if revision is None:
-            handler = HANDLERS.get(message.method)
-        else:
-            modern.admit(revision, message, context.company.tools)
-            handler = modern_methods.HANDLERS.get(message.method)
+        revision.admit(context, message)
+        handler = revision.methods.get(message.method)
         if handler is None:
-            # At 2026-07-28, initialize, ping, logging/setLevel and the subscriptions are
-            # not of the revision: answered as any unknown method.
+            # A method of another revision is answered as any unknown method.
             raise MethodNotFound(f"Method not found: {message.method}")
-        return success(message.id, await handler(context, message.params))
+        result = await handler(context, message.params)
+        return success(message.id, revision.shape(context, message, result))
     except RpcError as error:
         return failure(message.id, error)
     except Exception as error:

@@ -21,7 +21,7 @@
 
 Each class carries its JSON-RPC code (and HTTP status), so errors can be checked
 without HTTP. A 2026-07-28 request answered with one error takes its status from the code
-instead (``modern.STATUS_BY_CODE``).
+instead (``revisions/r2026_07_28.STATUS_BY_CODE``).
 """
 
 from __future__ import annotations

@@ -6,6 +6,12 @@ from typing import Any
 
 from frontdesk.protocol.errors import InvalidParams
 
+# The levels a client may ask for logs at (``logging/setLevel``, and 2026-07-28's
+# ``logLevel`` in the envelope), though this endpoint sends no log message.
+LOG_LEVELS = frozenset(
+    {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+)
+
 
 def required_str(params: dict[str, Any], name: str) -> str:
     value = params.get(name)

@@ -2,7 +2,8 @@
 
 The 2025 revisions and 2024-11-05 are negotiated through ``initialize``; 2026-07-28 needs no
 handshake: each request names it, in its ``MCP-Protocol-Version`` header and in its
-``params._meta`` (``protocol/modern.py``).
+``params._meta`` (``protocol/envelope.py``; the revisions themselves in
+``protocol/revisions``).
 """
 
 from __future__ import annotations
