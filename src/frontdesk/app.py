@@ -184,9 +184,9 @@ class Services:
 # Net allocations of tracked objects after which the collector looks at the youngest
 # generation; CPython's default is 700. A request's objects are freed by reference counting
 # as it ends, so a young collection mostly walks requests still in flight, and under load,
-# with many in flight (a batch of 20 gathers 20 tasks), it ran so often that it took 12% of
-# a worker's CPU. Measured with a threshold of 20,000: a batch +12% throughput, a single
-# call +2.5%, RSS +0.5 MB; higher gained nothing more. Cyclic garbage waits a little longer.
+# with many in flight (a batch of 20 gathers 20 tasks), it ran often enough to cost a
+# worker a good share of its CPU; 20,000 won that back for little memory, and higher gained
+# nothing more (docs/decisions/memory.md). Cyclic garbage waits a little longer.
 YOUNG_GENERATION_THRESHOLD = 20_000
 
 _collector_tuned = False

@@ -21,8 +21,8 @@ class Customer(NamedTuple):
 class Caller(NamedTuple):
     """The party behind one MCP request: a guest when ``customer`` is None.
 
-    A tuple rather than a frozen dataclass: one is built for every request, and a frozen
-    dataclass costs three times as much to build.
+    A tuple rather than a frozen dataclass: one is built for every request, and a tuple is
+    cheaper to build (docs/decisions/hot-path-records.md).
     """
 
     address: str

@@ -33,10 +33,10 @@ class NewTokens:
 
 
 class AccessRecord(NamedTuple):
-    """A live access token's grant: read on every signed-in call, so a tuple (a frozen
-    dataclass costs three times as much to build). Its expiry is not among its fields: the
-    lookup's statement compares it, and decoding the timestamp for nothing cost each
-    signed-in call a datetime."""
+    """A live access token's grant: read on every signed-in call, so a tuple (cheaper to
+    build than a frozen dataclass: docs/decisions/hot-path-records.md). Its expiry is not
+    among its fields: the lookup's statement compares it, and decoding the timestamp for
+    nothing cost each signed-in call a datetime."""
 
     client_id: str
     scope: str

@@ -34,17 +34,16 @@ def iso_timestamp(now: float) -> str:
     utc=True)`` writes, with the fraction always six digits long.
 
     Every log line carries one, and the access log writes a line per request: formatting
-    a datetime costs more than the rest of a line (measured on the bench's Intel host:
-    5.3 µs, against 0.5 for this), so the date and time of day are formatted once per
-    second and only the fraction per line."""
+    a datetime costs more than the rest of a line, so the date and time of day are
+    formatted once per second and only the fraction per line (docs/decisions/access-log.md
+    has the figures, and why this is below the bar for code of our own)."""
     global _formatted_second
     second = int(now)
     formatted, text = _formatted_second
     if second != formatted:
         text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
         _formatted_second = (second, text)
-    # %-formatting truncates the microseconds itself, a third faster than int() in an
-    # f-string.
+    # %-formatting truncates the microseconds itself, faster than int() in an f-string.
     return "%s.%06dZ" % (text, (now - second) * 1_000_000)  # noqa: UP031
 
 
@@ -100,8 +99,8 @@ def configure_logging(level: str = "INFO", json: bool = True) -> None:
     stream = _CurrentStderr()
     logger_factory: structlog.BytesLoggerFactory | structlog.PrintLoggerFactory
     if json:
-        # orjson renders a line several times faster than the standard library, and a line
-        # is written on every request.
+        # orjson renders a line faster than the standard library, and a line is written on
+        # every request.
         processors.append(structlog.processors.JSONRenderer(orjson.dumps))
         logger_factory = structlog.BytesLoggerFactory(stream)  # type: ignore[arg-type]
     else:
@@ -167,9 +166,9 @@ class AccessLog:
     A request only records its figures; the lines are rendered and written together, at
     most ``FLUSH_SECONDS`` after the first of them, every ``MAX_PENDING`` lines, and at
     shut-down (``flush``). Rendered one at a time between requests, a line cost the server
-    several times what the same rendering costs in a run of lines (measured: about 12 µs
-    of a guest call's CPU against 2), and a write of its own per line cost more than the
-    rest of the line. A written chunk stays within ``PIPE_BUF`` so that the workers sharing
+    several times what the same rendering costs in a run of lines, and a write of its own
+    per line cost more than the rest of the line (docs/decisions/access-log.md). A written
+    chunk stays within ``PIPE_BUF`` so that the workers sharing
     one stderr pipe never interleave inside a line. A crash loses at most the last 50 ms of
     access lines; every other log line is written at once.
     """
@@ -266,5 +265,5 @@ class AccessLog:
 
 def _milliseconds(seconds: float) -> float:
     """A duration in milliseconds to two decimals: the same figure as ``round(ms, 2)``
-    but for halves, in a quarter of its time (round with digits formats the float)."""
+    but for halves, in less time (round with digits formats the float)."""
     return int(seconds * 100_000 + 0.5) / 100

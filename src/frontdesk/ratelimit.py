@@ -5,11 +5,11 @@ hot path. Every request is counted, refused ones included, per caller identity, 
 aligned on the wall clock (window index = time // seconds), so every instance agrees on
 where a window starts and ends.
 
-The counting is our own rather than the ``limits`` library's: its ``hit`` cost about
-10 µs per request on the hottest path (a tenth of the request's CPU), and importing it
-loaded ``redis.asyncio`` too, several MB per worker even with no Redis configured. Here
-a request counted in memory is a few dict operations, and the Redis client is imported
-only when a Redis URL is configured.
+The counting is our own rather than the ``limits`` library's, for its cost per request
+and the Redis client it imported with no Redis configured; docs/decisions/rate-limiter.md
+has the figures and finds them below the bar for code of our own (to be measured again, or
+replaced). Here a request counted in memory is a few dict operations, and the Redis client
+is imported only when a Redis URL is configured.
 
 When Redis cannot be reached the limiter keeps counting in this instance's memory for a
 few seconds at a time, so a Redis outage loosens the limit to per-instance instead of

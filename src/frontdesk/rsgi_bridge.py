@@ -5,8 +5,8 @@ Granian runs HTTP on a tokio thread and the application on Python's. Served as A
 (three per request at least: the body, the response's start, its body). Over RSGI the
 request's head arrives as one object, the body is read with one call, and the answer is
 given with one: the ASGI messages the application exchanges stay in Python, here.
-Measured with ``bench/`` (docs/design.md, "HTTP server"), the bridge saves a fifth of a
-guest call's server CPU.
+Measured with ``bench/``, the bridge saves more than the 15% of a guest call's server
+CPU that code of our own must (docs/decisions/rsgi-bridge.md).
 
 What Granian's RSGI hands over differs from its ASGI scope in two ways, both recorded in
 docs/design.md: there is no ``raw_path`` (ASGI makes it optional; routing uses the decoded

@@ -1,9 +1,9 @@
 """Tool schemas (input and output) checked by jsonschema-rs.
 
 A schema is compiled once, when its company is applied and again when it is loaded; each
-call's arguments, and each result's structured content, are then checked against it (a
-valid ``echo`` call: about 0.17 µs). What compiling settles, so that a schema that passed
-``companies apply`` can check every call:
+call's arguments, and each result's structured content, are then checked against it
+(its cost per call: docs/decisions/hot-path-records.md). What compiling settles, so that
+a schema that passed ``companies apply`` can check every call:
 
 - Drafts. ``$schema`` picks the draft: 2020-12 (also what a schema without one follows,
   as MCP has it), 2019-09 or draft-07. Any other is refused: those three are the ones the

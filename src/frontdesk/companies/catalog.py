@@ -53,7 +53,8 @@ def _drop_none(document: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in document.items() if value is not None}
 
 
-# Looked up once: reading a member off its Enum class costs 70 ns, on every tools/call.
+# Looked up once: reading a member off its Enum class is paid on every tools/call
+# (docs/decisions/hot-path-records.md).
 _PERSONAL = Access.PERSONAL
 
 
@@ -241,8 +242,8 @@ class ServedCompany:
             orjson.dumps({"io.modelcontextprotocol/serverInfo": self.server_info})
         )
         # The listings are rendered to JSON here, once: clients list often, a listing never
-        # changes while the company is loaded, and rendering 50 tools' listing cost a
-        # tools/list call 15 µs on every call. The JSON (``*_json``) is kept too: a
+        # changes while the company is loaded, and rendering it per call was a large share
+        # of a tools/list (docs/decisions/hot-path-records.md). The JSON (``*_json``) is kept too: a
         # 2026-07-28 reply adds its fields to it (protocol/revisions/r2026_07_28.py).
         self.tools_json = orjson.dumps(
             {

@@ -25,9 +25,9 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 # thread of its own. SQLAlchemy's default (5, plus 10 overflow connections closed as soon as
 # they are returned) opened a connection, a thread and a page cache for nearly every burst
 # of 32 concurrent signed-in calls (some 75 threads in 5 s of load); the new threads left
-# malloc arenas behind, 3-4 MB of a worker's RSS, for no throughput: the event loop is the
-# bottleneck of a worker, and SQLite lets one writer in at a time anyway (signed-in calls,
-# 32 at once: 710-760 requests/s with 5 connections, 535-770 with up to 15). A call waits
+# malloc arenas behind, megabytes of a worker's RSS, for no throughput: the event loop is
+# the bottleneck of a worker, and SQLite lets one writer in at a time anyway (figures:
+# docs/decisions/memory.md). A call waits
 # for a connection instead, at most Timeouts.acquire seconds (then 503, store.outage).
 # Every repository method holds one connection at a time, so waiting cannot deadlock.
 SQLITE_CONNECTIONS = 5

@@ -2,8 +2,8 @@
 
 Every signed-in MCP call looks its access token up, and every refresh grant spends one
 token and writes the next pair. Through SQLAlchemy's async layer each of those costs
-several hundred microseconds of Python (statement building, cache keys, a greenlet per
-call, result wrapping) on top of a round trip that PostgreSQL answers in tens. These few
+many times the round trip in Python (statement building, cache keys, a greenlet per
+call, result wrapping; figures in docs/decisions/hot-sql.md). These few
 statements are written as SQL once and run straight on asyncpg, which prepares each one per
 connection and reuses it; everything else keeps SQLAlchemy and its portable schema.
 """

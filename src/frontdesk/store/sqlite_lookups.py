@@ -3,8 +3,8 @@ through a read-only stdlib ``sqlite3`` connection of this process's own.
 
 Every signed-in MCP call needs its access token's row. Through SQLAlchemy's asyncio
 extension on aiosqlite that read is a hop to the connection's thread and back for each of
-its statements: it was nine tenths of a signed-in call's CPU (the bench: 956 us a request,
-a guest's call 50 us). The same SELECT run here costs some 10 us. SQLite sends no
+its statements: it was most of a signed-in call's CPU, and the same SELECT run here
+costs a small fraction of that (docs/decisions/hot-sql.md). SQLite sends no
 notices, so nothing is kept in memory (as store.access_lookups does on PostgreSQL): every
 call reads the row, and so sees every revocation committed by any worker on the same file
 before it asked.

@@ -29,8 +29,8 @@ MAX_STATE_BYTES = 2048
 class ToolCall(NamedTuple):
     """One call of one tool, as a provider receives it.
 
-    Immutable, as a tuple: one is built per call, and a tuple costs a third of what a
-    frozen dataclass does to build.
+    Immutable, as a tuple: one is built per call, and a tuple is cheaper to build than a
+    frozen dataclass (docs/decisions/hot-path-records.md).
     """
 
     tenant_key: str
@@ -54,8 +54,9 @@ class ToolCall(NamedTuple):
 class ToolResult:
     """What a tool answered, in MCP's terms (content blocks, structured content, isError).
 
-    Not frozen: every call builds one, a frozen dataclass costs three times as much to
-    build, and nothing keeps a result after it is answered.
+    Not frozen: every call builds one, a frozen dataclass is dearer to build
+    (docs/decisions/hot-path-records.md), and nothing keeps a result after it is
+    answered.
     """
 
     content: list[ContentBlock] = field(default_factory=list)
