@@ -243,8 +243,9 @@ class ServedCompany:
         )
         # The listings are rendered to JSON here, once: clients list often, a listing never
         # changes while the company is loaded, and rendering it per call was a large share
-        # of a tools/list (docs/decisions/hot-path-records.md). The JSON (``*_json``) is kept too: a
-        # 2026-07-28 reply adds its fields to it (protocol/revisions/r2026_07_28.py).
+        # of a tools/list (docs/decisions/hot-path-records.md). The JSON (``*_json``) is
+        # kept too: a 2026-07-28 reply adds its fields to it
+        # (protocol/revisions/r2026_07_28.py).
         self.tools_json = orjson.dumps(
             {
                 "tools": [
