@@ -71,7 +71,7 @@ class Settings(BaseModel):
     ``Settings()`` reads ``FRONTDESK_<FIELD>`` variables (names in any case); values given
     as arguments win over the environment. A plain pydantic model reading ``os.environ``
     itself, not pydantic-settings: its sources (dotenv, CLI, secrets directories), none of
-    which Frontdesk offers, cost every worker 1.5 MB of memory.
+    which Frontdesk offers, cost every worker memory (docs/decisions/settings.md).
     """
 
     # Defaults go through the validators too, as an operator's values do.

@@ -70,9 +70,9 @@ def serve_http(settings: Settings, *, host: str, port: int, workers: int) -> NoR
     (stop_guard.py), within ``SHUTDOWN_GRACE_SECONDS`` and a margin.
 
     This process becomes the stop guard (same pid, for systemd and scripts, in a fresh
-    interpreter that holds ~30 MB rather than this one's ~80), and the guard runs Granian's
-    supervisor as its child, which reads its settings from the environment as the workers
-    do (operations.serve puts there what the command derived).
+    interpreter that holds far less than this one: docs/decisions/stop-guard.md), and the
+    guard runs Granian's supervisor as its child, which reads its settings from the
+    environment as the workers do (operations.serve puts there what the command derived).
     """
     guard = [
         *(sys.executable, "-P", "-m", stop_guard.__name__),

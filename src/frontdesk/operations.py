@@ -56,8 +56,8 @@ def serve(settings: Settings, *, host: str, port: int, workers: int) -> None:
     # Migrations and the demo seed run once, here, before any worker starts: workers that
     # each did it at once would race on the schema and on the seed's insert. They run in a
     # child process because this one supervises the workers for as long as they serve, and
-    # would otherwise keep Alembic and Mako loaded (~10 MB) all that time, in every worker
-    # too (they are forked from it).
+    # would otherwise keep Alembic and Mako loaded all that time, in every worker too (they
+    # are forked from it; docs/decisions/memory.md).
     if settings.auto_migrate or settings.should_seed_demo:
         _prepare_database_in_child(settings)
     # The workers read their settings from the environment; the base URL may be one the
@@ -98,9 +98,10 @@ def _announce(settings: Settings, text: str, event: str, **fields: str) -> None:
 
 def _prepare_database_in_child(settings: Settings) -> None:
     # A plain child interpreter, not multiprocessing: spawning would leave multiprocessing's
-    # resource tracker running beside the server (~6 MB more). The settings go as JSON on
-    # stdin, so the child uses these, not what its environment would give; -P keeps the
-    # working directory off its sys.path, so nothing there can stand in for a package.
+    # resource tracker running beside the server (docs/decisions/memory.md). The settings go
+    # as JSON on stdin, so the child uses these, not what its environment would give; -P
+    # keeps the working directory off its sys.path, so nothing there can stand in for a
+    # package.
     child = subprocess.run(
         [sys.executable, "-P", "-m", "frontdesk.operations"],
         input=settings.model_dump_json().encode(),

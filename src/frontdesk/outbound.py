@@ -3,7 +3,7 @@ tool backends, one for client metadata documents; what a call may reach, how lon
 take and how much it may bring back is the outbound policy's (outbound_policy). Each client
 is made on first use, with httpx itself: a worker whose companies have neither an OpenID
 Connect login nor an HTTP tool, and whose customers use no metadata-document client, never
-loads them (about 4 MB a worker, the TLS context with its CA bundle included)."""
+loads them (docs/decisions/memory.md: the TLS context with its CA bundle included)."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ class OutboundClients:
 
     def _tls_context(self) -> ssl.SSLContext:
         # One context (the defaults each client would make) for both clients: each context
-        # holds its own copy of the CA bundle, close to 1 MB a worker.
+        # holds its own copy of the CA bundle (docs/decisions/memory.md).
         if self._tls is None:
             import httpx
 

@@ -49,7 +49,7 @@ def _derive(key: str, info: bytes, length: int) -> bytes:
 
 class SecretBox:
     """Keys are derived, and cryptography loaded, with the first value sealed or opened: a
-    worker whose companies keep no secret never loads it (about 4 MB a worker)."""
+    worker whose companies keep no secret never loads it (docs/decisions/memory.md)."""
 
     def __init__(self, data_keys: Sequence[str]) -> None:
         if not data_keys:

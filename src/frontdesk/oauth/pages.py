@@ -30,7 +30,7 @@ def possessive(name: str) -> str:
 @cache
 def _templates() -> Jinja2Templates:
     # Built on the first page, not at import: a worker that only serves MCP and tokens
-    # never loads Jinja2 (~2 MB a worker).
+    # never loads Jinja2 (docs/decisions/memory.md).
     from jinja2 import Environment, PackageLoader, select_autoescape
     from starlette.templating import Jinja2Templates
 

@@ -28,7 +28,8 @@ metadata = MetaData()
 
 class _Jsonb(TypeDecorator[Any]):
     """PostgreSQL's JSONB, looked up when a PostgreSQL engine first uses it: importing
-    SQLAlchemy's PostgreSQL dialect costs a SQLite worker ~2 MB it never uses."""
+    SQLAlchemy's PostgreSQL dialect costs a SQLite worker memory it never uses
+    (docs/decisions/memory.md)."""
 
     impl = JSON
     cache_ok = True
