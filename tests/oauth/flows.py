@@ -25,6 +25,8 @@ from frontdesk.app import Frontdesk
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.oauth.remembered import REMEMBERED_COOKIE
 from tests.conftest import BASE_URL
+from tests.support.jsonrpc import request
+from tests.support.jsonrpc import tool_call as tool_call
 
 Json = dict[str, Any]
 Params = Mapping[str, str] | Sequence[tuple[str, str]]
@@ -358,16 +360,8 @@ async def revoke(
 
 # MCP -------------------------------------------------------------------------------------
 
-
-def rpc(method: str, params: Json | None = None, request_id: int = 1) -> Json:
-    message: Json = {"jsonrpc": "2.0", "id": request_id, "method": method}
-    if params is not None:
-        message["params"] = params
-    return message
-
-
-def tool_call(name: str, arguments: Json | None = None, request_id: int = 1) -> Json:
-    return rpc("tools/call", {"name": name, "arguments": arguments or {}}, request_id)
+# The sign-in tests' name for a JSON-RPC request (tests/support/jsonrpc.py).
+rpc = request
 
 
 async def mcp(

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from frontdesk.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND
-from tests.protocol.rpc import ACME, JSON_HEADERS, assert_envelope, notification, request
+from tests.support.jsonrpc import ACME, JSON_HEADERS, assert_envelope, notification, request
 
 
 def mixed_batch(size: int) -> list[dict[str, Any]]:

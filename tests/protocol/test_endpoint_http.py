@@ -22,7 +22,7 @@ from frontdesk.protocol.errors import (
 from frontdesk.protocol.versions import SUPPORTED_VERSIONS
 from tests.conftest import BASE_URL
 from tests.protocol.conftest import Serve
-from tests.protocol.rpc import ACME, JSON_HEADERS, assert_envelope, notification, request
+from tests.support.jsonrpc import ACME, JSON_HEADERS, assert_envelope, notification, request
 
 PING = orjson.dumps(request("ping"))
 

@@ -9,7 +9,7 @@ import pytest
 from frontdesk import __version__
 from frontdesk.protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND
 from frontdesk.protocol.versions import LATEST_VERSION, SUPPORTED_VERSIONS
-from tests.protocol.rpc import call, error_of, request
+from tests.support.jsonrpc import call, error_of, request
 
 LIST_METHODS = ["tools/list", "resources/list", "resources/templates/list", "prompts/list"]
 LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]

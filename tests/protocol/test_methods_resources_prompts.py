@@ -10,7 +10,7 @@ import mcp.types
 import pytest
 
 from frontdesk.protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
-from tests.protocol.rpc import call, error_of
+from tests.support.jsonrpc import call, error_of
 
 TEMPLATE = "acme://anvils/{model}"
 

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from frontdesk.protocol.errors import INVALID_PARAMS
-from tests.protocol.rpc import ACME, call, error_of, reply_to, tool_text
+from tests.support.jsonrpc import ACME, call, error_of, reply_to, tool_text
 
 
 async def call_tool(

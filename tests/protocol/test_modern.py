@@ -26,7 +26,7 @@ from frontdesk.protocol.errors import (
 )
 from frontdesk.protocol.versions import SUPPORTED_VERSIONS
 from tests.protocol.conftest import Serve
-from tests.protocol.rpc import ACME, assert_envelope, request
+from tests.support.jsonrpc import ACME, assert_envelope, request
 
 MODERN = "2026-07-28"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"

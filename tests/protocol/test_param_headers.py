@@ -17,7 +17,7 @@ from frontdesk.companies.header_declarations import InvalidDeclaration, declarat
 from frontdesk.config import Settings
 from frontdesk.protocol.errors import HEADER_MISMATCH
 from tests.conftest import BASE_URL, start_app
-from tests.protocol.rpc import assert_envelope, request
+from tests.support.jsonrpc import assert_envelope, request
 
 COMPANIES = Path(__file__).with_name("param_headers.yaml")
 ROUTED = "/v1/routed/mcp"

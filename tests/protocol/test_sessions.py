@@ -13,7 +13,7 @@ from frontdesk.protocol.errors import SESSION_UNKNOWN
 from frontdesk.protocol.sessions import SessionSigner
 from tests.conftest import TEST_SECRET
 from tests.protocol.conftest import Serve
-from tests.protocol.rpc import ACME, assert_envelope, request
+from tests.support.jsonrpc import ACME, assert_envelope, request
 
 NEW_KEY = "rotated-in-secret-key-0123456789abcdefgh"
 OLD_KEY = "rotated-out-secret-key-0123456789abcdefg"

@@ -20,6 +20,7 @@ import httpx
 import mcp.types
 
 from frontdesk.tools.http import MAX_RESPONSE_BYTES
+from tests.support.jsonrpc import tool_call, tool_text
 
 Json = dict[str, Any]
 Responder = Callable[["Handler"], None]
@@ -249,20 +250,16 @@ def http_tool(
     return tool
 
 
+# The tool tests' names for tests/support/jsonrpc.py's builders.
+rpc_call = tool_call
+text_of = tool_text
+
+
 def company(tenant_key: str, *tools: Json, signin: bool = False) -> Json:
     document: Json = {"tenant_key": tenant_key, "name": tenant_key.title(), "tools": list(tools)}
     if signin:
         document["signin"] = {"login": {"type": "dev"}}
     return document
-
-
-def rpc_call(name: str, arguments: Json | None = None, request_id: int = 1) -> Json:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments or {}},
-    }
 
 
 async def post_mcp(
@@ -292,7 +289,7 @@ async def call_tool(
 ) -> Json:
     """The result of one tools/call, which must come back as a 200 with a valid MCP result."""
     response = await post_mcp(
-        client, tenant, rpc_call(name, arguments), token=token, request_id=request_id
+        client, tenant, tool_call(name, arguments), token=token, request_id=request_id
     )
     assert response.status_code == 200, response.text
     reply: Json = response.json()
@@ -302,14 +299,10 @@ async def call_tool(
     return result
 
 
-def text_of(result: Json) -> str:
-    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
-
-
 def assert_plain_error(result: Json, expected: str, backend: ScriptedBackend | None = None) -> None:
     """An isError result whose only text is ``expected``, with nothing internal in it."""
     assert result["isError"] is True, result
-    text = text_of(result)
+    text = tool_text(result)
     assert text == expected
     for internal in ("127.0.0.1", "localhost", "Traceback", "Error", "/srv/", "httpx"):
         assert internal not in text
