@@ -38,7 +38,7 @@ def test_every_file_a_record_names_is_in_the_package() -> None:
     """Code moves: a record naming a module that is gone says so at once."""
     package = ROOT / "src" / "frontdesk"
     missing = []
-    for name in sorted(records()) + ["README.md"]:
+    for name in [*sorted(records()), "README.md"]:
         for path in NAMED_FILE.findall((DECISIONS / name).read_text()):
             relative = path.removeprefix("src/frontdesk/")
             if not (package / relative).is_file() and not (ROOT / path).is_file():
