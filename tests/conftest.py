@@ -5,6 +5,7 @@ the application built on it with the test companies applied, and an in-process c
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import socket
 import uuid
@@ -19,6 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from frontdesk.app import Frontdesk, create_app
+from frontdesk.companies.definition import CompaniesFile
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.config import Settings
 from tests.support.migrated_databases import PostgresTemplate, SqliteTemplate
@@ -181,11 +183,27 @@ def settings(make_settings: Callable[..., Settings], request: pytest.FixtureRequ
     return make_settings()
 
 
+@functools.lru_cache(maxsize=16)
+def _companies_read(path: Path, version: tuple[int, int]) -> CompaniesFile:
+    """A companies file read once per version of it (modified time, size): parsing the test
+    companies' YAML cost about half of each app start, and hundreds of tests start one.
+    Sharing the result is safe: the parsed models are frozen."""
+    return read_companies_file(path)
+
+
+def read_companies(path: Path) -> CompaniesFile:
+    try:
+        stat = path.stat()
+    except OSError:
+        return read_companies_file(path)  # raises the error a missing file is
+    return _companies_read(path, (stat.st_mtime_ns, stat.st_size))
+
+
 async def start_app(settings: Settings, companies: Path | None = COMPANIES_FILE) -> Frontdesk:
     app = create_app(settings)
     await app.services.start()
     if companies is not None:
-        await apply_companies(app.services.companies, read_companies_file(companies))
+        await apply_companies(app.services.companies, read_companies(companies))
     return app
 
 
