@@ -131,9 +131,13 @@ async def empty_postgres_url() -> AsyncIterator[str]:
 @pytest.fixture
 async def postgres_url(postgres_template: PostgresTemplate) -> AsyncIterator[str]:
     """A database of its own at the newest schema (copied from the session's template),
-    dropped after the test."""
-    async with _own_postgres_database(postgres_template.copy) as url:
+    dropped after the test (in the background, see PostgresTemplate.discard)."""
+    name = f"frontdesk_test_{uuid.uuid4().hex[:12]}"
+    url = await postgres_template.copy(name)
+    try:
         yield url
+    finally:
+        postgres_template.discard(name)
 
 
 @pytest.fixture
