@@ -42,6 +42,8 @@ class RequestContext:
     usage: UsageCounters
     # The revision the request is of: what the methods ask where revisions differ.
     revision: Revision
+    # What the routing headers said, when the request's revision routes on them.
+    routed: RoutedRequest | None = None
     # The challenges a personal tool answers a guest with; None without sign-in.
     sign_in: Challenges | None = None
     # Set by ``initialize``: the endpoint then issues a session for this version.
@@ -49,5 +51,3 @@ class RequestContext:
     # Set by a reply that needs a signed-in customer: the whole HTTP response becomes a 401
     # with this WWW-Authenticate, and still carries every reply.
     www_authenticate: str | None = None
-    # What the routing headers said, when the request's revision routes on them.
-    routed: RoutedRequest | None = None

@@ -140,8 +140,8 @@ class McpEndpoint:
                 self._request_states,
                 self._usage,
                 revision,
+                routed,
                 sign_in=self._bearers.challenges(tenant_key) if company.has_signin else None,
-                routed=routed,
             )
             first = body.messages[0]
             if body.is_batch or first.is_notification:
@@ -287,8 +287,7 @@ async def _answer(context: RequestContext, message: Message) -> dict[str, Any]:
     """One message's reply, in the revision the request declared."""
     revision = context.revision
     try:
-        revision.admit(context, message)
-        handler = revision.methods.get(message.method)
+        handler = revision.admit(context, message)
         if handler is None:
             # A method of another revision is answered as any unknown method.
             raise MethodNotFound(f"Method not found: {message.method}")

@@ -38,8 +38,9 @@ class Revision(Protocol):
         said, for a revision that routes on them."""
         ...
 
-    def admit(self, context: RequestContext, message: Message) -> None:
-        """Refuse one message whose envelope or headers are not as the revision requires."""
+    def admit(self, context: RequestContext, message: Message) -> Handler | None:
+        """Refuse one message whose envelope or headers are not as the revision requires;
+        the handler of its method from ``methods``, None for a method the revision lacks."""
         ...
 
     def client_capabilities(self, params: dict[str, Any]) -> dict[str, Any] | None:

@@ -81,15 +81,17 @@ class Handshake:
     ) -> RoutedRequest | None:
         # Only the header routes: the body must not claim 2026-07-28 in the header's stead.
         for message in body.messages:
-            if envelope.claims(message.params, MODERN_VERSION):
+            meta = message.params.get("_meta")
+            if type(meta) is dict and meta.get(envelope.PROTOCOL_VERSION_KEY) == MODERN_VERSION:
                 raise HeaderMismatch(
                     "params._meta names 2026-07-28 but the MCP-Protocol-Version header does not",
                     request_id=message.id,
                 )
         return None
 
-    def admit(self, context: RequestContext, message: Message) -> None:
-        """Nothing to check: these revisions carry no envelope."""
+    def admit(self, context: RequestContext, message: Message) -> core.Handler | None:
+        # Nothing to check: these revisions carry no envelope.
+        return METHODS.get(message.method)
 
     def client_capabilities(self, params: dict[str, Any]) -> dict[str, Any] | None:
         return None

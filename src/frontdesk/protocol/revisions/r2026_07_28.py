@@ -35,6 +35,7 @@ from frontdesk.protocol.errors import (
     ResourceNotFound,
 )
 from frontdesk.protocol.jsonrpc import Body, Message, Result
+from frontdesk.protocol.params import LOG_LEVELS
 from frontdesk.protocol.versions import ALL_VERSIONS, MODERN_VERSION
 
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
@@ -242,17 +243,37 @@ class Revision20260728:
             _admit_batch(routed, body.messages, company.tools)
         return routed
 
-    def admit(self, context: RequestContext, message: Message) -> None:
+    def admit(self, context: RequestContext, message: Message) -> core.Handler | None:
         """Refuse a message whose envelope or routing headers are not as the revision
         requires, checked in its order: the envelope's presence, then each header against
-        the body (a tool's Mcp-Param-* headers too), then the envelope's values."""
+        the body (a tool's Mcp-Param-* headers too), then the envelope's values; then
+        its method's handler."""
         meta: Any = message.params.get("_meta")
-        well_formed = envelope.is_well_formed(meta, MODERN_VERSION)
+        # The usual message passes in one test; any other is told exactly what is wrong.
+        well_formed = (
+            type(meta) is dict
+            and meta.get(envelope.PROTOCOL_VERSION_KEY) == MODERN_VERSION
+            and type(meta.get(envelope.CLIENT_CAPABILITIES_KEY)) is dict
+        )
         if not well_formed:
             envelope.refuse_missing(meta, MODERN_VERSION)
-        assert context.routed is not None  # admit_request gave it
-        _check_headers(context.routed, message, context.company.tools)
-        envelope.check_values(meta, well_formed)
+        routed = context.routed
+        assert routed is not None  # admit_request gave it
+        _check_headers(routed, message, context.company.tools)
+        if not well_formed:
+            raise InvalidParams(
+                f"Invalid params: {envelope.CLIENT_CAPABILITIES_KEY} must be an object"
+            )
+        client_info = meta.get(envelope.CLIENT_INFO_KEY)
+        if client_info is not None and type(client_info) is not dict:
+            raise InvalidParams(f"Invalid params: {envelope.CLIENT_INFO_KEY} must be an object")
+        level = meta.get(envelope.LOG_LEVEL_KEY)
+        # Checked, though no log message is ever sent (the capabilities say so).
+        if level is not None and (type(level) is not str or level not in LOG_LEVELS):
+            raise InvalidParams(
+                f"Invalid params: {envelope.LOG_LEVEL_KEY} must be one of {sorted(LOG_LEVELS)}"
+            )
+        return METHODS.get(message.method)
 
     def client_capabilities(self, params: dict[str, Any]) -> dict[str, Any] | None:
         # Admitted above: the envelope is there and its capabilities are an object.
@@ -265,7 +286,6 @@ class Revision20260728:
         for how long any cache may share it, and any other that it is private."""
         company = context.company
         method = message.method
-        sharing = _SHARING.get(method)
         if isinstance(result, orjson.Fragment):
             # A listing rendered when the company was loaded: both are JSON objects, so the
             # listing's closing brace gives way to this revision's members.
@@ -280,6 +300,7 @@ class Revision20260728:
             listing = core.LISTING_JSON[method](company)
             return orjson.Fragment(b"".join((listing[:-1], b",", fields[1:])))
         result["resultType"] = INPUT_REQUIRED if type(result) is InputRequiredResult else COMPLETE
+        sharing = _SHARING.get(method)
         if sharing is not None:
             shared = sharing(context, message.params)
             result["cacheScope"] = "public" if shared else "private"
