@@ -9,14 +9,13 @@ server-side: a session ends when its cookie expires or its holder signs out.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from starlette.responses import Response
 
-from frontdesk.signing import Signer, b64encode
+from frontdesk.session_csrf import SessionCsrf
+from frontdesk.signing import Signer
 
 COOKIE_NAME = "frontdesk_console"
 COOKIE_PATH = "/console/"
@@ -44,11 +43,7 @@ class ConsoleSession:
 class ConsoleSessions:
     def __init__(self, secret_keys: Sequence[str]) -> None:
         self._signer = Signer(secret_keys, "console-session/v1")
-        # Every key verifies a token, as every key verifies the cookie (key rotation).
-        self._csrf_keys = [
-            hmac.new(key.encode(), b"frontdesk/console-csrf/v1", hashlib.sha256).digest()
-            for key in secret_keys
-        ]
+        self._csrf = SessionCsrf(secret_keys, b"frontdesk/console-csrf/v1")
 
     def issue(self, email: str, tenant_key: str | None) -> str:
         return self._signer.sign({"e": email, "t": tenant_key}, SESSION_TTL_SECONDS)
@@ -65,19 +60,10 @@ class ConsoleSessions:
         return ConsoleSession(email, tenant_key, value)
 
     def csrf_token(self, session: ConsoleSession) -> str:
-        return self._csrf(self._csrf_keys[0], session)
+        return self._csrf.token(session.value)
 
     def csrf_matches(self, session: ConsoleSession, token: str | None) -> bool:
-        if not token or not token.isascii():
-            return False
-        return any(
-            hmac.compare_digest(self._csrf(key, session).encode(), token.encode())
-            for key in self._csrf_keys
-        )
-
-    @staticmethod
-    def _csrf(key: bytes, session: ConsoleSession) -> str:
-        return b64encode(hmac.new(key, session.value.encode(), hashlib.sha256).digest())
+        return self._csrf.matches(session.value, token)
 
 
 def start(response: Response, value: str, *, secure: bool) -> None:

@@ -5,23 +5,19 @@ signed under a purpose of its own (frontdesk.signing), so no other signed value 
 in progress, an MCP session) is ever taken for it. Nothing is stored server-side; a
 session ends when its cookie expires or the customer signs out.
 
-The CSRF token is a keyed digest of the cookie's value: it changes with every session, is
-never stored, and cannot be made without both the cookie (HttpOnly, unreadable to a page)
-and the operator's key. The page puts it in a hidden field; each form is accepted only when
-it matches, compared in constant time (the synchronizer token pattern).
+The CSRF token is tied to the cookie's value (frontdesk.session_csrf).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
 from starlette.responses import Response
 
-from frontdesk.signing import Signer, b64encode
+from frontdesk.session_csrf import SessionCsrf
+from frontdesk.signing import Signer
 
 COOKIE_NAME = "frontdesk_account"
 SESSION_TTL_SECONDS = 30 * 60
@@ -42,12 +38,7 @@ class AccountSession:
 class AccountSessions:
     def __init__(self, secret_keys: Sequence[str]) -> None:
         self._signer = Signer(secret_keys, "account-session/v1")
-        # Every key verifies a CSRF token, as every key verifies the cookie, so a page
-        # opened before a key rotation still submits.
-        self._csrf_keys = [
-            hmac.new(key.encode(), b"frontdesk/account-csrf/v1", hashlib.sha256).digest()
-            for key in secret_keys
-        ]
+        self._csrf = SessionCsrf(secret_keys, b"frontdesk/account-csrf/v1")
 
     def issue(self, tenant_key: str, customer_id: int) -> str:
         return self._signer.sign({"t": tenant_key, "c": customer_id}, SESSION_TTL_SECONDS)
@@ -64,19 +55,10 @@ class AccountSessions:
         return AccountSession(tenant_key, customer_id, value)
 
     def csrf_token(self, session: AccountSession) -> str:
-        return self._csrf(self._csrf_keys[0], session)
+        return self._csrf.token(session.value)
 
     def csrf_matches(self, session: AccountSession, token: str | None) -> bool:
-        if not token or not token.isascii():
-            return False
-        return any(
-            hmac.compare_digest(self._csrf(key, session).encode(), token.encode())
-            for key in self._csrf_keys
-        )
-
-    @staticmethod
-    def _csrf(key: bytes, session: AccountSession) -> str:
-        return b64encode(hmac.new(key, session.value.encode(), hashlib.sha256).digest())
+        return self._csrf.matches(session.value, token)
 
 
 @cache
