@@ -19,7 +19,7 @@ import anyio
 import httpx
 import mcp.types
 
-from frontdesk.tools.http import MAX_RESPONSE_BYTES
+from frontdesk.tools.exchange import MAX_RESPONSE_BYTES
 from tests.support.jsonrpc import tool_call, tool_text
 
 Json = dict[str, Any]

@@ -10,7 +10,7 @@ import pytest
 import structlog
 
 from frontdesk.addresses import AddressPolicy, AddressRefused
-from frontdesk.tools import http as http_provider
+from frontdesk.tools import exchange
 from tests.support.resolver import FakeResolver
 from tests.tools.backends import (
     ScriptedBackend,
@@ -200,7 +200,7 @@ async def test_a_loopback_backend_is_refused_without_the_operators_leave(
     """The call is an unavailable tool, logged as refused, and never leaves Frontdesk."""
     reply_ok(backend)
     # A logger of its own: one cached by an earlier test would bypass capture_logs.
-    monkeypatch.setattr(http_provider, "log", structlog.get_logger(http_provider.__name__))
+    monkeypatch.setattr(exchange, "log", structlog.get_logger(exchange.__name__))
     served = await serve(
         company("initrode", http_tool("lookup", backend.url("/tools", host))),
         backend_allowed_networks=[],

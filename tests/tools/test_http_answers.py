@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-from frontdesk.tools.http import MAX_RESPONSE_BYTES
+from frontdesk.tools.exchange import MAX_RESPONSE_BYTES
 from tests.tools.backends import (
     Handler,
     Json,

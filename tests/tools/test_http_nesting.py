@@ -15,6 +15,7 @@ import structlog
 from frontdesk.json_nesting import MAX_NESTING
 from frontdesk.protocol import tool_calls
 from frontdesk.protocol.errors import INVALID_PARAMS
+from frontdesk.tools import exchange
 from frontdesk.tools import http as http_provider
 from tests.tools.backends import (
     ScriptedBackend,
@@ -48,7 +49,7 @@ def own_loggers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Loggers of their own for the provider and the tool runner: ones cached by an earlier
     test would bypass capture_logs (entered once the app is up: starting it configures
     logging anew)."""
-    for module in (http_provider, tool_calls):
+    for module in (http_provider, exchange, tool_calls):
         monkeypatch.setattr(module, "log", structlog.get_logger(module.__name__))
 
 

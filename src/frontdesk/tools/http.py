@@ -41,10 +41,9 @@ import httpx
 import orjson
 import structlog
 
-from frontdesk.addresses import AddressRefused
 from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
-from frontdesk.outbound_policy import Oversized, Unreadable, read_capped
 from frontdesk.tools import signature
+from frontdesk.tools.exchange import exchange
 from frontdesk.tools.identity import IdentityMinter
 from frontdesk.tools.provider import (
     InputRequired,
@@ -56,7 +55,6 @@ from frontdesk.tools.provider import (
 
 log = structlog.get_logger(__name__)
 
-MAX_RESPONSE_BYTES = 1024 * 1024
 # One backend may hold this many of the shared pool's connections at once (the pool has
 # 200, app.py); further calls to it wait their turn within their own timeout, so a backend
 # that hangs stalls only its own calls, never the pool other companies' calls need.
@@ -121,29 +119,9 @@ class HttpToolProvider:
                 call.tenant_key, self._audience, customer, call.client_id, customer.scopes
             )
             headers["authorization"] = f"Bearer {token}"
-        try:
-            async with (
-                self._lane,
-                self._http.stream("POST", self._url, content=body, headers=headers) as reply,
-            ):
-                raw = await read_capped(reply, MAX_RESPONSE_BYTES)
-                status = reply.status_code
-        except AddressRefused as refusal:
-            # ``http`` connects only where the operator's address policy permits
-            # (outbound.OutboundClients, checked_transport).
-            log.error("tool_backend_refused", tool=call.tool, reason=str(refusal))
-            raise ToolError(f"{call.tool} is unavailable right now.", "refused") from None
-        except httpx.HTTPError as error:
-            log.warning("tool_backend_unreachable", tool=call.tool, error=type(error).__name__)
-            reached = "timeout" if isinstance(error, httpx.TimeoutException) else "unavailable"
-            message = f"{call.tool} could not reach its service; try again later."
-            raise ToolError(message, reached) from None
-        except Oversized:
-            log.warning("tool_backend_oversized", tool=call.tool, limit=MAX_RESPONSE_BYTES)
-            raise ToolError(f"{call.tool} answered with more than Frontdesk accepts.") from None
-        except Unreadable as error:
-            log.warning("tool_backend_malformed", tool=call.tool, error=str(error))
-            raise ToolError(f"{call.tool} answered in a form Frontdesk cannot read.") from None
+        status, _, raw = await exchange(
+            self._http, self._lane, call.tool, "POST", self._url, content=body, headers=headers
+        )
         if not 200 <= status < 300:
             log.warning("tool_backend_failed", tool=call.tool, status=status)
             raise ToolError(f"{call.tool} failed (its service answered HTTP {status}).")

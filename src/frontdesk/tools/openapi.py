@@ -34,10 +34,9 @@ import orjson
 import structlog
 
 from frontdesk import __version__
-from frontdesk.addresses import AddressRefused
 from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
-from frontdesk.outbound_policy import Oversized, Unreadable, read_capped
-from frontdesk.tools.http import ACCEPT_ENCODING, CONNECTIONS_PER_BACKEND, MAX_RESPONSE_BYTES
+from frontdesk.tools.exchange import exchange
+from frontdesk.tools.http import ACCEPT_ENCODING, CONNECTIONS_PER_BACKEND
 from frontdesk.tools.identity import IdentityMinter
 from frontdesk.tools.provider import ToolAnswer, ToolCall, ToolError, ToolResult
 
@@ -96,28 +95,15 @@ class OpenApiToolProvider:
                 call.tenant_key, operation.audience, customer, call.client_id, customer.scopes
             )
             headers["authorization"] = f"Bearer {token}"
-        try:
-            async with (
-                self._lane,
-                self._http.stream(operation.method, url, content=content, headers=headers) as reply,
-            ):
-                raw = await read_capped(reply, MAX_RESPONSE_BYTES)
-                status = reply.status_code
-                media_type = reply.headers.get("content-type", "")
-        except AddressRefused as refusal:
-            log.error("tool_backend_refused", tool=call.tool, reason=str(refusal))
-            raise ToolError(f"{call.tool} is unavailable right now.", "refused") from None
-        except httpx.HTTPError as error:
-            log.warning("tool_backend_unreachable", tool=call.tool, error=type(error).__name__)
-            reached = "timeout" if isinstance(error, httpx.TimeoutException) else "unavailable"
-            message = f"{call.tool} could not reach its service; try again later."
-            raise ToolError(message, reached) from None
-        except Oversized:
-            log.warning("tool_backend_oversized", tool=call.tool, limit=MAX_RESPONSE_BYTES)
-            raise ToolError(f"{call.tool} answered with more than Frontdesk accepts.") from None
-        except Unreadable as error:
-            log.warning("tool_backend_malformed", tool=call.tool, error=str(error))
-            raise ToolError(f"{call.tool} answered in a form Frontdesk cannot read.") from None
+        status, media_type, raw = await exchange(
+            self._http,
+            self._lane,
+            call.tool,
+            operation.method,
+            url,
+            content=content,
+            headers=headers,
+        )
         return answer_for(call.tool, status, media_type, raw)
 
 
