@@ -15,22 +15,18 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import orjson
 import pytest
 from mcp import Client
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
-from pydantic import AnyUrl
 
-from tests.live.conftest import LiveService, running_service, service_environment
+from tests.live.conftest import running_service, service_environment
 from tests.live.customer_browser import EMAIL
-from tests.live.test_signin_sdk import REDIRECT_URI, DevLoginBrowser, MemoryStorage
+from tests.live.orders_signin import signed_in_call
 from tests.support.orders_api import ORDERS_31, serve_orders_api
 
 pytestmark = pytest.mark.live
 
+ORDER_ID = {"orderId": "A-1"}
 ORDER = {"id": "A-1", "item": "anvil", "quantity": 1, "status": "open"}
 # Workers hand their usage counts to the database this often (FRONTDESK_USAGE_FLUSH_SECONDS).
 FLUSH_SECONDS = 0.5
@@ -66,24 +62,6 @@ async def usage_shows(
             return tools
         assert time.monotonic() < deadline, f"usage never showed {wanted}: {tools}"
         await anyio.sleep(FLUSH_SECONDS / 2)
-
-
-async def signed_in_cancel(service: LiveService) -> tuple[Any, MemoryStorage]:
-    """The SDK's own OAuth client signs a customer in and calls the personal operation."""
-    storage = MemoryStorage()
-    browser = DevLoginBrowser()
-    provider = OAuthClientProvider(
-        service.mcp_url("orderly"),
-        OAuthClientMetadata(redirect_uris=[AnyUrl(REDIRECT_URI)], client_name="Orders"),
-        storage,
-        redirect_handler=browser.open,
-        callback_handler=browser.callback,
-    )
-    async with (
-        httpx2.AsyncClient(auth=provider, timeout=30.0) as http,
-        Client(streamable_http_client(service.mcp_url("orderly"), http_client=http)) as client,
-    ):
-        return await client.call_tool("cancelOrder", {"orderId": "A-1"}), storage
 
 
 async def test_a_company_made_by_the_admin_api_imports_its_api_and_sees_its_calls(
@@ -128,7 +106,9 @@ async def test_a_company_made_by_the_admin_api_imports_its_api_and_sees_its_call
 
                 api.jwks_url = f"{service.base_url}/v1/orderly/oauth/jwks.json"
                 api.audience = api.base_url
-                cancelled, storage = await signed_in_cancel(service)
+                cancelled, storage = await signed_in_call(
+                    service, "orderly", "cancelOrder", ORDER_ID
+                )
 
                 # The SDK's first cancelOrder was a guest's (401): it signed in, called again.
                 usage = await usage_shows(admin, orderly, {"getOrder": 1, "cancelOrder": 2})

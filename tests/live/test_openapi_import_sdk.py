@@ -10,18 +10,13 @@ import sys
 from pathlib import Path
 
 import anyio
-import httpx2
 import pytest
 import yaml
 from mcp import Client
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientMetadata
-from pydantic import AnyUrl
 
 from tests.live.conftest import running_service, service_environment
 from tests.live.customer_browser import EMAIL
-from tests.live.test_signin_sdk import REDIRECT_URI, DevLoginBrowser, MemoryStorage
+from tests.live.orders_signin import signed_in_call
 from tests.support.orders_api import ORDERS_31, serve_orders_api
 
 pytestmark = pytest.mark.live
@@ -74,22 +69,9 @@ async def test_an_sdk_client_calls_a_tool_imported_from_an_openapi_document(
 
             api.jwks_url = f"{service.base_url}/v1/orderly/oauth/jwks.json"
             api.audience = api.base_url
-            storage = MemoryStorage()
-            browser = DevLoginBrowser()
-            provider = OAuthClientProvider(
-                service.mcp_url("orderly"),
-                OAuthClientMetadata(redirect_uris=[AnyUrl(REDIRECT_URI)], client_name="Orders"),
-                storage,
-                redirect_handler=browser.open,
-                callback_handler=browser.callback,
+            cancelled, storage = await signed_in_call(
+                service, "orderly", "cancelOrder", {"orderId": "A-1"}
             )
-            async with (
-                httpx2.AsyncClient(auth=provider, timeout=30.0) as http,
-                Client(
-                    streamable_http_client(service.mcp_url("orderly"), http_client=http)
-                ) as signed_in,
-            ):
-                cancelled = await signed_in.call_tool("cancelOrder", {"orderId": "A-1"})
 
     tools = {tool.name: tool for tool in listing.tools}
     assert list(tools) == ["listOrders", "place_order", "getOrder", "cancelOrder", "broken"]
