@@ -31,7 +31,7 @@ from frontdesk.companies.seed import seed_demo_company
 from frontdesk.company_secrets import SecretsUnreadable, unset_variables
 from frontdesk.config import Settings
 from frontdesk.console.context import ConsoleServices, McpHandler
-from frontdesk.console.routes import console_routes
+from frontdesk.console.site import console_routes
 from frontdesk.edge import Edge, protect, request_id_of
 from frontdesk.identity_tokens import IdentityTokens
 from frontdesk.log_throttle import outage_warnings

@@ -302,15 +302,10 @@ class CompanyPages:
         return self.back(tenant_key, "signin")
 
 
-def company_routes(console: Console) -> list[Route]:
-    # Imported here: tool_pages builds on this module.
-    from frontdesk.console.tool_pages import tool_routes
-
-    pages = CompanyPages(console)
+def company_routes(pages: CompanyPages) -> list[Route]:
     opened = pages.opened
     base = "/console/{tenant}"
     return [
-        *tool_routes(pages),
         Route(f"{base}/signin", opened(pages.signin_settings), methods=["GET"]),
         Route(f"{base}/signin/tokens", opened(pages.save_lifetimes, form=True), methods=["POST"]),
         Route(f"{base}/signin/branding", opened(pages.branding, form=True), methods=["POST"]),

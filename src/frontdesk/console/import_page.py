@@ -114,8 +114,7 @@ class ImportPage:
         )
 
 
-def import_routes(console: Console) -> list[Route]:
-    pages = CompanyPages(console)
+def import_routes(console: Console, pages: CompanyPages) -> list[Route]:
     page = ImportPage(console, pages)
     path = "/console/{tenant}/import"
     return [

@@ -1,5 +1,5 @@
-"""``/console/``: signing in and out, the operators' list of companies, and every route of
-the console (the company's own pages are console.company_pages).
+"""``/console/``: signing in and out, and the operators' list of companies (the company's
+own pages are console.company_pages; console.site puts every route together).
 
 Every page is server-rendered with the sign-in pages' templates and headers
 (oauth.pages: CSP with ``frame-ancestors 'none'``, X-Frame-Options DENY, no-store, no
@@ -10,7 +10,6 @@ AuthorizePage, rendered in one place with every sign-in page's (oauth.rendering)
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -175,31 +174,13 @@ class SigninRoutes:
         return response
 
 
-def console_routes(services: ConsoleServices) -> list[Route]:
-    # Imported here: the company pages are the bulk of the console.
-    from frontdesk.console.company_pages import company_routes
-    from frontdesk.console.import_page import import_routes
-
-    console = Console(services)
+def signin_routes(console: Console) -> list[Route]:
     signin = SigninRoutes(console)
-    routes = [
+    return [
         Route("/console/", signin.index, methods=["GET"]),
         Route("/console/signin", signin.begin, methods=["GET"]),
         Route("/console/login", signin.dev_form, methods=["GET"]),
         Route("/console/login", signin.dev_submit, methods=["POST"]),
         Route("/console/callback", signin.callback, methods=["GET"]),
         Route("/console/signout", signin.sign_out, methods=["POST"]),
-        *company_routes(console),
-        *import_routes(console),
     ]
-    return [Route(route.path, _titled(route.endpoint), methods=route.methods) for route in routes]
-
-
-def _titled(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Any]:
-    """``endpoint``, its error pages (oauth.rendering) titled as the console's."""
-
-    async def titled(request: Request) -> Response:
-        request.state.company_name = CONSOLE_TITLE
-        return await endpoint(request)
-
-    return titled
