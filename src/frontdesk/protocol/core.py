@@ -10,7 +10,7 @@ the asking itself in ``asking``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
@@ -22,7 +22,7 @@ from frontdesk.companies.uri_templates import MAX_MATCHED_URI_LENGTH
 from frontdesk.content import ContentError, ResourceCall, ResourceReader, resource_contents
 from frontdesk.protocol import asking, tool_calls
 from frontdesk.protocol.admission import admit_personal, provide
-from frontdesk.protocol.context import RequestContext
+from frontdesk.protocol.context import Handler, RequestContext
 from frontdesk.protocol.errors import (
     InvalidParams,
     MissingClientCapability,
@@ -37,7 +37,6 @@ from frontdesk.usage import counters as usage
 
 log = structlog.get_logger(__name__)
 
-Handler = Callable[[RequestContext, dict[str, Any]], Awaitable[Result]]
 # Whether a method's result is the same for every caller of the company, as long as this
 # instance keeps the company as it is (a revision with caching hints says so).
 Sharing = Callable[[RequestContext, dict[str, Any]], bool]

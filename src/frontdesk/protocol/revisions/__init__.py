@@ -8,8 +8,8 @@ but the endpoint imports it.
 
 from __future__ import annotations
 
+from frontdesk.protocol.context import Revision
 from frontdesk.protocol.errors import UnsupportedVersion
-from frontdesk.protocol.revision import Revision
 from frontdesk.protocol.revisions import handshake, r2026_07_28
 from frontdesk.protocol.versions import ALL_VERSIONS
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.protocol import core, envelope
-from frontdesk.protocol.context import RequestContext, RoutedRequest
+from frontdesk.protocol.context import Handler, RequestContext, RoutedRequest
 from frontdesk.protocol.errors import HeaderMismatch, InvalidParams
 from frontdesk.protocol.jsonrpc import Body, Message, Result
 from frontdesk.protocol.params import LOG_LEVELS
@@ -58,7 +58,7 @@ async def logging_set_level(_context: RequestContext, params: dict[str, Any]) ->
     return EMPTY
 
 
-METHODS: dict[str, core.Handler] = {
+METHODS: dict[str, Handler] = {
     "initialize": initialize,
     "ping": ping,
     **core.METHODS,
@@ -69,7 +69,7 @@ METHODS: dict[str, core.Handler] = {
 class Handshake:
     def __init__(self) -> None:
         self.versions: tuple[str, ...] = SUPPORTED_VERSIONS
-        self.methods: Mapping[str, core.Handler] = METHODS
+        self.methods: Mapping[str, Handler] = METHODS
 
     def admit_request(
         self,
@@ -89,7 +89,7 @@ class Handshake:
                 )
         return None
 
-    def admit(self, context: RequestContext, message: Message) -> core.Handler | None:
+    def admit(self, context: RequestContext, message: Message) -> Handler | None:
         # Nothing to check: these revisions carry no envelope.
         return METHODS.get(message.method)
 

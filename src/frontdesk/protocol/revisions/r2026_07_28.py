@@ -21,7 +21,7 @@ import orjson
 from frontdesk.companies.catalog import ServedCompany, ServedTool
 from frontdesk.protocol import core, envelope, param_headers
 from frontdesk.protocol.asking import InputRequiredResult
-from frontdesk.protocol.context import RequestContext, RoutedRequest
+from frontdesk.protocol.context import Handler, RequestContext, RoutedRequest
 from frontdesk.protocol.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -217,7 +217,7 @@ def _ttl_ms(context: RequestContext) -> int:
 _SHARING: dict[str, core.Sharing] = {**core.SHARING, "server/discover": core.always_shared}
 
 
-METHODS: dict[str, core.Handler] = {
+METHODS: dict[str, Handler] = {
     "server/discover": server_discover,
     **core.METHODS,
     "resources/read": resources_read,
@@ -227,7 +227,7 @@ METHODS: dict[str, core.Handler] = {
 class Revision20260728:
     def __init__(self) -> None:
         self.versions: tuple[str, ...] = (MODERN_VERSION,)
-        self.methods: Mapping[str, core.Handler] = METHODS
+        self.methods: Mapping[str, Handler] = METHODS
 
     def admit_request(
         self,
@@ -243,7 +243,7 @@ class Revision20260728:
             _admit_batch(routed, body.messages, company.tools)
         return routed
 
-    def admit(self, context: RequestContext, message: Message) -> core.Handler | None:
+    def admit(self, context: RequestContext, message: Message) -> Handler | None:
         """Refuse a message whose envelope or routing headers are not as the revision
         requires, checked in its order: the envelope's presence, then each header against
         the body (a tool's Mcp-Param-* headers too), then the envelope's values; then
