@@ -63,7 +63,7 @@ from frontdesk.store.connected_clients import ConnectedClients
 from frontdesk.store.consents import ConsentRepository
 from frontdesk.store.customers import CustomerRepository
 from frontdesk.store.database import Database
-from frontdesk.store.grants import GrantRepository
+from frontdesk.store.grant_backends import grant_repository
 from frontdesk.store.outage import OUTAGE_TYPES
 from frontdesk.store.pool_use import pool_use
 from frontdesk.store.signing_keys import SigningKeyRepository
@@ -137,7 +137,7 @@ class Services:
             ),
             clients=ClientDirectory(ClientRepository(database.engine), documents),
             customers=CustomerRepository(database.engine),
-            grants=Grants(_grant_repository(database), SecretBox(settings.data_keys)),
+            grants=Grants(grant_repository(database), SecretBox(settings.data_keys)),
             outbound=outbound,
             logins=LoginConnectors(settings, outbound),
             usage=UsageFlusher(UsageCounters(), database, settings.usage_flush_seconds),
@@ -208,22 +208,6 @@ def _tune_collector() -> None:
     gc.freeze()
     _young, older, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG_GENERATION_THRESHOLD, older, oldest)
-
-
-def _grant_repository(database: Database) -> GrantRepository:
-    if database.access_reader is not None:
-        from frontdesk.store.grants_sqlite import SqliteGrantRepository
-
-        return SqliteGrantRepository(database.engine, database.access_reader)
-    driver_pool, lookup_pool = database.driver_pool, database.lookup_pool
-    if driver_pool is None or lookup_pool is None or database.grant_changes is None:
-        return GrantRepository(database.engine)
-    # Imported here: asyncpg is only loaded where PostgreSQL is used.
-    from frontdesk.store.grants_postgres import PostgresGrantRepository
-
-    return PostgresGrantRepository(
-        database.engine, driver_pool, lookup_pool, database.grant_changes
-    )
 
 
 def _production_problems(companies: CompanyRepository, stored: StoredCompany) -> list[str]:
