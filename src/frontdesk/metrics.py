@@ -71,8 +71,7 @@ BACKEND_OUTCOMES = frozenset({"ok", "error", "timeout", "refused", "unavailable"
 OUTAGE_CAUSES = ("database", "client_document")
 OutageCause = Literal["database", "client_document"]
 GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
-# The limits' own names (oauth.context's identities, protocol.endpoint's), as they count;
-# any other name is counted as "other".
+# The limits' own names (oauth.context's, protocol.endpoint's); any other counts as "other".
 LIMIT_KINDS = frozenset(
     {
         *("mcp", "company-lookup", "token", "token-client", "callback", "register"),
@@ -231,8 +230,7 @@ class Metrics:
         duration.observe(seconds)
 
     def company_label(self, tenant_key: str) -> str:
-        """The tenant key when it names an active company, else ``COMPANY_UNKNOWN``: no
-        caller can add series with made-up keys."""
+        """The tenant key of an active company, else ``COMPANY_UNKNOWN`` (no made-up keys)."""
         known = self._known_company
         active = known is not None and known(tenant_key) is not None
         return tenant_key if active else COMPANY_UNKNOWN
@@ -346,8 +344,8 @@ def backend_call(company: str, tool: str, outcome: str, seconds: float | None = 
 
 
 def rate_limited(kind: str, tenant_key: str) -> None:
-    """A request to ``tenant_key``'s endpoints refused by the limit ``kind``: one company
-    flooded, or every company at once, reads differently on the dashboard."""
+    """A request to ``tenant_key``'s endpoints refused by the limit ``kind`` (per company,
+    so one company flooded reads differently on the dashboard from all at once)."""
     if (metrics := _CURRENT.get()) is not None:
         kind = kind if kind in LIMIT_KINDS else "other"
         metrics.rate_limited.labels(kind, metrics.company_label(tenant_key)).inc()
