@@ -16,14 +16,17 @@ from typing import Any, NoReturn
 
 import httpx
 import pytest
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from frontdesk.app import Frontdesk, create_app
 from frontdesk.companies.definition import CompaniesFile
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.config import Settings
-from tests.support.migrated_databases import PostgresTemplate, SqliteTemplate
+from tests.support.migrated_databases import (
+    PostgresTemplate,
+    SqliteTemplate,
+    execute_as_admin,
+    url_of,
+)
 from tests.support.serving import AppsServed, Serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,22 +105,12 @@ async def _own_postgres_database(
     try:
         yield url
     finally:
-        admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-        try:
-            async with admin.connect() as connection:
-                await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        finally:
-            await admin.dispose()
+        await execute_as_admin(POSTGRES_ADMIN_URL, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 async def _create_empty_postgres(name: str) -> str:
-    admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as connection:
-            await connection.execute(text(f'CREATE DATABASE "{name}"'))
-    finally:
-        await admin.dispose()
-    return POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    await execute_as_admin(POSTGRES_ADMIN_URL, f'CREATE DATABASE "{name}"')
+    return url_of(POSTGRES_ADMIN_URL, name)
 
 
 @pytest.fixture

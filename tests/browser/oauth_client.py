@@ -110,3 +110,17 @@ def register_client(
     )
     assert response.status_code == 201, response.text
     return OAuthClient(service, tenant_key, response.json()["client_id"], redirect_uri)
+
+
+def mcp_status(service: LiveService, tenant_key: str, access_token: str) -> int:
+    """The MCP endpoint's status for a tools/list with this access token."""
+    response = httpx.post(
+        service.mcp_url(tenant_key),
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={
+            "Authorization": f"Bearer {access_token}",
+            "Accept": "application/json, text/event-stream",
+        },
+        timeout=TIMEOUT,
+    )
+    return response.status_code

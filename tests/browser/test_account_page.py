@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import re
 
-import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import ClientRedirectUri, OffLoopback, artifact
-from tests.browser.oauth_client import TIMEOUT, OAuthClient, register_client
+from tests.browser.oauth_client import OAuthClient, mcp_status, register_client
 from tests.live.conftest import LiveService
 
 pytestmark = [pytest.mark.browser, pytest.mark.live]
@@ -33,19 +32,6 @@ def connect(page: Page, client: OAuthClient, redirect_uri: ClientRedirectUri) ->
     tokens = client.exchange(arrived.query["code"], authorization.verifier)
     access: str = tokens["access_token"]
     return access
-
-
-def mcp_status(service: LiveService, access_token: str) -> int:
-    response = httpx.post(
-        service.mcp_url(TENANT),
-        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-        headers={
-            "Authorization": f"Bearer {access_token}",
-            "Accept": "application/json, text/event-stream",
-        },
-        timeout=TIMEOUT,
-    )
-    return response.status_code
 
 
 def test_customer_signs_in_to_their_page_and_cuts_off_an_assistant(
@@ -83,5 +69,5 @@ def test_customer_signs_in_to_their_page_and_cuts_off_an_assistant(
     page.wait_for_url(account)
     expect(page.get_by_text("No assistant can use your account.")).to_be_visible()
     expect(page.get_by_role("heading", level=2)).to_have_count(0)
-    assert mcp_status(signin_service, access) == 401
+    assert mcp_status(signin_service, TENANT, access) == 401
     assert off_loopback.urls == []

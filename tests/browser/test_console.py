@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from tests.browser.conftest import ClientRedirectUri, artifact, require_chromium
-from tests.browser.oauth_client import TIMEOUT, register_client
+from tests.browser.oauth_client import TIMEOUT, mcp_status, register_client
 from tests.browser.test_consent_page import (
     AXE,
     HERE,
@@ -111,19 +111,6 @@ def sign_in(page: Page, service: LiveService, email: str = STAFF) -> None:
     page.wait_for_url(f"{service.base_url}/console/{TENANT}/tools")
 
 
-def mcp_status(service: LiveService, access_token: str) -> int:
-    response = httpx.post(
-        service.mcp_url(TENANT),
-        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-        headers={
-            "Authorization": f"Bearer {access_token}",
-            "Accept": "application/json, text/event-stream",
-        },
-        timeout=TIMEOUT,
-    )
-    return response.status_code
-
-
 def test_the_preview_shows_the_consent_page_in_new_colours(
     page: Page, console_service: LiveService
 ) -> None:
@@ -176,7 +163,7 @@ def test_revoking_a_grant_in_the_console_refuses_the_assistants_next_call(
     page.wait_for_url(re.compile(rf"^{re.escape(client.redirect_uri)}\?"))
     arrived = redirect_uri.next_redirect()
     access = client.exchange(arrived.query["code"], authorization.verifier)["access_token"]
-    assert mcp_status(console_service, access) == 200
+    assert mcp_status(console_service, TENANT, access) == 200
 
     sign_in(page, console_service)
     page.get_by_role("link", name="Clients and grants").click()
@@ -185,7 +172,7 @@ def test_revoking_a_grant_in_the_console_refuses_the_assistants_next_call(
     row.get_by_role("button", name=re.compile(r"^Revoke grant \d+ of ")).click()
     page.wait_for_url(f"{console_service.base_url}/console/{TENANT}/clients")
     expect(page.get_by_role("row").filter(has_text=CUSTOMER)).to_contain_text("revoked")
-    assert mcp_status(console_service, access) == 401
+    assert mcp_status(console_service, TENANT, access) == 401
 
     page.get_by_role("link", name="Audit").click()
     expect(page.get_by_role("cell", name="family_revoked").first).to_be_visible()

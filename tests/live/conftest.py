@@ -18,11 +18,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.conftest import COMPANIES_FILE, POSTGRES_ADMIN_URL, ROOT, TEST_SECRET, needs_service
 from tests.support.https_documents import HttpsDocuments, run_https_documents
+from tests.support.migrated_databases import execute_as_admin, url_of
 
 START_DEADLINE = 30.0
 STOP_DEADLINE = 10.0
@@ -254,24 +253,6 @@ def running_service(
         )
 
 
-async def _create_database(name: str) -> None:
-    admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as connection:
-            await connection.execute(text(f'CREATE DATABASE "{name}"'))
-    finally:
-        await admin.dispose()
-
-
-async def _drop_database(name: str) -> None:
-    admin = create_async_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        async with admin.connect() as connection:
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        await admin.dispose()
-
-
 @pytest.fixture(scope="session")
 def live_postgres_url() -> Iterator[str]:
     """A database of its own on the local PostgreSQL for the session's service, then dropped.
@@ -354,11 +335,12 @@ def postgres_database() -> Iterator[str]:
     """A database of its own on the local PostgreSQL, dropped on exit."""
     needs_service("PostgreSQL", "127.0.0.1", 5432)
     name = f"frontdesk_live_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_create_database(name))
+    asyncio.run(execute_as_admin(POSTGRES_ADMIN_URL, f'CREATE DATABASE "{name}"'))
     try:
-        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+        yield url_of(POSTGRES_ADMIN_URL, name)
     finally:
-        asyncio.run(_drop_database(name))
+        drop = f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+        asyncio.run(execute_as_admin(POSTGRES_ADMIN_URL, drop))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -14,17 +14,10 @@ import httpx
 import orjson
 
 from tests.live.conftest import START_DEADLINE, start_service
+from tests.support.processes import parent_of
 
 # What Granian's supervisor says when a worker exits without being asked to.
 GRANIAN_WORKER_DIED = "Unexpected exit from worker-1"
-
-
-def parent_of(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[1])
 
 
 def workers_under(ancestor: int) -> list[int]:

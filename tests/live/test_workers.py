@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from tests.live.conftest import start_service
+from tests.support.processes import parent_of
 
 CONNECTIONS = 32
 LISTEN = "0A"
@@ -146,14 +147,6 @@ def worker_pids(serve: int) -> list[int]:
         if b"spawn_main" in command and supervisor and parent_of(supervisor) == serve:
             found.append(int(entry.name))
     return found
-
-
-def parent_of(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[1])
 
 
 def socket_inodes(pid: int) -> set[int]:

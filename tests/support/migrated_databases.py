@@ -58,6 +58,23 @@ class SqliteTemplate:
         return destination
 
 
+async def execute_as_admin(admin_url: str, *statements: str) -> None:
+    """Run ``statements`` on the server at ``admin_url`` outside a transaction (CREATE and
+    DROP DATABASE cannot run inside one)."""
+    admin = create_async_engine(admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as connection:
+            for statement in statements:
+                await connection.execute(text(statement))
+    finally:
+        await admin.dispose()
+
+
+def url_of(admin_url: str, name: str) -> str:
+    """The URL of the database ``name`` on the server at ``admin_url``."""
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
 class PostgresTemplate:
     """One migrated database on the server at ``admin_url``, copied per test and dropped
     when the session ends."""
@@ -72,16 +89,10 @@ class PostgresTemplate:
         asyncio.run(self._create())
 
     def url_of(self, name: str) -> str:
-        return self.admin_url.rsplit("/", 1)[0] + "/" + name
+        return url_of(self.admin_url, name)
 
     async def _execute(self, *statements: str) -> None:
-        admin = create_async_engine(self.admin_url, isolation_level="AUTOCOMMIT")
-        try:
-            async with admin.connect() as connection:
-                for statement in statements:
-                    await connection.execute(text(statement))
-        finally:
-            await admin.dispose()
+        await execute_as_admin(self.admin_url, *statements)
 
     async def _create(self) -> None:
         await self._execute(f'CREATE DATABASE "{self.name}"')
