@@ -25,16 +25,16 @@ from pathlib import Path
 
 from frontdesk.companies.definition import FROM_STORE, CompanyDefinition, SigninSetup
 from frontdesk.config import DEV_DATA_KEY
-from frontdesk.grant_records import AccessRecord
 from frontdesk.oauth import pkce
 from frontdesk.oauth.credentials import digest
 from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.forms import AuthorizationCodeRequest
 from frontdesk.oauth.grants import Grants
-from frontdesk.secret_box import SecretBox
+from frontdesk.sealing.secret_box import SecretBox
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.customers import CustomerRepository
 from frontdesk.store.database import create_engine
+from frontdesk.store.grant_records import AccessRecord
 from frontdesk.store.grants import GrantRepository
 
 # Sign-ins ended at once: enough to keep PostgreSQL's side of both cores busy while this

@@ -12,7 +12,7 @@ import orjson
 import pytest
 import structlog
 
-from frontdesk.observability import AccessLog
+from frontdesk.web.access_log import AccessLog
 
 
 class Writes(io.BytesIO):

@@ -18,7 +18,7 @@ THREAD = "_bootstrap (threading.py:1002);run (threading.py:982);wait (threading.
 def test_process_names_are_not_taken_for_frames(tmp_path: Path) -> None:
     stacks = tmp_path / "profile.collapsed"
     stacks.write_text(
-        f"{SUPERVISOR};{WORKER};{LOOP};send (frontdesk/edge.py:40) 3\n"
+        f"{SUPERVISOR};{WORKER};{LOOP};send (frontdesk/web/edge.py:40) 3\n"
         f"{SUPERVISOR};{WORKER};{LOOP} 1\n"
         f"{SUPERVISOR};{WORKER};{THREAD} 4\n"
         # A sample in no Python frame at all: only its processes.
@@ -28,7 +28,7 @@ def test_process_names_are_not_taken_for_frames(tmp_path: Path) -> None:
     assert found.samples == 8
     assert found.main_share == pytest.approx(0.5)
     assert found.own == [
-        ("send (frontdesk/edge.py)", 0.75),
+        ("send (frontdesk/web/edge.py)", 0.75),
         ("_post (frontdesk/protocol/endpoint.py)", 0.25),
     ]
     assert found.packages == [("frontdesk", 1.0)]

@@ -1,4 +1,4 @@
-"""The body deadline's layer (frontdesk.body_deadline) around an application: an answer
+"""The body deadline's layer (frontdesk.web.body_deadline) around an application: an answer
 given before the body was read whole closes the connection, one given after keeps it."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 from starlette.requests import ClientDisconnect
 from starlette.requests import Request as StarletteRequest
 
-from frontdesk.asgi import Message, Receive, Scope, Send
-from frontdesk.bodies_per_address import BodiesPerAddress, address_key
-from frontdesk.body_deadline import BODY_ANSWERED, BodyDeadline
-from frontdesk.network import ClientAddressResolver
+from frontdesk.web.asgi import Message, Receive, Scope, Send
+from frontdesk.web.bodies_per_address import BodiesPerAddress, address_key
+from frontdesk.web.body_deadline import BODY_ANSWERED, BodyDeadline
+from frontdesk.web.network import ClientAddressResolver
 
 BODY = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 
@@ -67,7 +67,7 @@ async def test_an_answer_after_the_body_keeps_the_connection() -> None:
     assert (b"connection", b"close") not in start["headers"]
 
 
-# The cap on bodies under way per client address (frontdesk.bodies_per_address).
+# The cap on bodies under way per client address (frontdesk.web.bodies_per_address).
 
 PEER = "198.51.100.7"
 OTHER = "198.51.100.8"

@@ -13,8 +13,8 @@ from alembic.config import Config
 from click.testing import CliRunner, Result
 from sqlalchemy import create_engine
 
-from frontdesk import operations
-from frontdesk.cli import main
+from frontdesk.cli import operations
+from frontdesk.cli.main import main
 from frontdesk.config import Region, Settings
 from frontdesk.errors import DatabaseNotReady
 from frontdesk.store.database import MIGRATIONS

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 from frontdesk.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from frontdesk.app import Frontdesk
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 from frontdesk.config import Settings
 from tests.conftest import BASE_URL
 from tests.oauth import flows

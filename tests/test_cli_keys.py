@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 from sqlalchemy import select
 
 from frontdesk.app import Frontdesk
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 from frontdesk.config import Settings
 from frontdesk.store.admin_keys import AdminKeys
 from frontdesk.store.audit import AuditLog

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 from sqlalchemy import func, insert, select
 
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 from frontdesk.store import retention
 from frontdesk.store.database import Database
 from frontdesk.store.tables import audit_events, spent_flows

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 
 CLIENT_SECRET = "oidc-client-secret-ZQ7x9PLk"
 BACKEND_SECRET = "backend-signing-secret-W4rT8nBv"

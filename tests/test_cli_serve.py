@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from frontdesk import operations
-from frontdesk.cli import main
+from frontdesk.cli import operations
+from frontdesk.cli.main import main
 from frontdesk.config import Settings
 
 

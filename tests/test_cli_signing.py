@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 from sqlalchemy import func, select
 
 from frontdesk.app import Frontdesk
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 from frontdesk.config import Settings
 from frontdesk.domain import Customer
 from frontdesk.store.tables import signing_keys

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 from tests.support.orders_api import ORDERS_31, serve_orders_api
 
 BASE_URL = "https://api.orderly.example"

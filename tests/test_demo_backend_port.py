@@ -11,8 +11,8 @@ import anyio
 import click
 import pytest
 
-from frontdesk import operations
-from frontdesk.cli_common import settings as cli_settings
+from frontdesk.cli import operations
+from frontdesk.cli.common import settings as cli_settings
 from frontdesk.companies.seed import demo_companies
 from frontdesk.config import Settings
 from frontdesk.store.companies import CompanyRepository

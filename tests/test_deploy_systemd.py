@@ -13,8 +13,8 @@ from pathlib import Path
 import click
 import pytest
 
-from frontdesk.cli import main
-from frontdesk.http_server import SHUTDOWN_GRACE_SECONDS, STOP_MARGIN_SECONDS
+from frontdesk.cli.main import main
+from frontdesk.server.http_server import SHUTDOWN_GRACE_SECONDS, STOP_MARGIN_SECONDS
 from tests.conftest import ROOT
 
 UNIT = ROOT / "deploy" / "systemd" / "frontdesk.service"

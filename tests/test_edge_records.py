@@ -16,12 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
-from frontdesk import edge
 from frontdesk.app import Frontdesk
 from frontdesk.config import Settings
-from frontdesk.edge import route_label
-from frontdesk.metrics import Metrics
-from frontdesk.observability import REQUEST_ID, configure_logging, iso_timestamp
+from frontdesk.observability.logs import REQUEST_ID, configure_logging, iso_timestamp
+from frontdesk.observability.metrics import Metrics
+from frontdesk.web import edge
+from frontdesk.web.edge import route_label
 from tests.support.edge import INITIALIZE, call_asgi, serving
 
 # Explicit, so that anyio keeps each test's parametrization.

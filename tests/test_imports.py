@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import anyio
 
+from frontdesk.cli.operations import prepare_database
 from frontdesk.companies.files import apply_companies, parse_companies
 from frontdesk.config import Settings
-from frontdesk.operations import prepare_database
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.database import Database
 

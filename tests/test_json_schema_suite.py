@@ -1,4 +1,4 @@
-"""The official JSON-Schema-Test-Suite, run through frontdesk.schemas: drafts 2020-12 and
+"""The official JSON-Schema-Test-Suite, run through frontdesk.tools.schemas: drafts 2020-12 and
 draft-07, every required keyword file (``tests/<draft>/*.json``, not ``optional/``).
 
 The suite is read from the ``jsonschema`` sdist on PyPI, which ships it under ``json/``:
@@ -7,7 +7,7 @@ into this repository. CI reaches PyPI, so a failed download fails these tests.
 
 What is not run, and why: ``refRemote.json`` and each case whose schema needs a document
 from the suite's remote server (``http://localhost:1234/``), since tool schemas never
-fetch anything (frontdesk.schemas); such a case is recognised by being refused for that
+fetch anything (frontdesk.tools.schemas); such a case is recognised by being refused for that
 reason, so one refused for any other fails.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from frontdesk.schemas import InvalidSchema, SchemaCheck
+from frontdesk.tools.schemas import InvalidSchema, SchemaCheck
 
 SDIST_VERSION = "4.26.0"
 SDIST_URL = (

@@ -1,11 +1,11 @@
 """Outage warnings at most once per kind and interval, with a count of the rest
-(frontdesk.log_throttle)."""
+(frontdesk.observability.log_throttle)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from frontdesk.log_throttle import LogThrottle
+from frontdesk.observability.log_throttle import LogThrottle
 
 
 class Recorder:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from frontdesk.metrics_files import (
+from frontdesk.observability.metrics_files import (
     METRICS_DIR_VARIABLE,
     PREFIX,
     remove_abandoned,

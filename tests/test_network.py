@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from frontdesk.asgi import Scope
-from frontdesk.network import ClientAddressResolver
+from frontdesk.web.asgi import Scope
+from frontdesk.web.network import ClientAddressResolver
 
 PROXY = "10.0.0.2"
 CLIENT = "203.0.113.9"

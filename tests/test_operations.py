@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from frontdesk import operations
+from frontdesk.cli import operations
 from frontdesk.config import Settings
 from frontdesk.errors import CannotListen, DatabaseNotReady
 from frontdesk.store.companies import CompanyRepository

@@ -1,4 +1,4 @@
-"""The periodic purge (frontdesk.purging): it runs again and again in the background of a
+"""The periodic purge (frontdesk.store.purging): it runs again and again in the background of a
 serving worker, survives a failed run, and lets one purge at a time do the work."""
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.exc import OperationalError
 from structlog.typing import EventDict
 
-from frontdesk import purging
 from frontdesk.app import create_app
 from frontdesk.config import Settings
-from frontdesk.purging import PeriodicPurge
-from frontdesk.store import retention
+from frontdesk.store import purging, retention
 from frontdesk.store.database import Database
+from frontdesk.store.purging import PeriodicPurge
 from frontdesk.store.retention import PurgeReport
 from frontdesk.store.tables import audit_events
 from tests.support.logs import captured_logs

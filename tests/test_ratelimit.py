@@ -16,11 +16,17 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 from structlog.typing import EventDict
 
-from frontdesk import ratelimit
 from frontdesk.companies.files import parse_companies
 from frontdesk.config import Settings
 from frontdesk.errors import ConfigurationError
-from frontdesk.ratelimit import MemoryCounts, RateLimit, RateLimiter, parse_rate_limit, window_key
+from frontdesk.limits import ratelimit
+from frontdesk.limits.ratelimit import (
+    MemoryCounts,
+    RateLimit,
+    RateLimiter,
+    parse_rate_limit,
+    window_key,
+)
 
 TWO_AN_HOUR = parse_rate_limit("2/hour")
 TWO_A_MINUTE = parse_rate_limit("2/minute")
@@ -461,7 +467,7 @@ def test_the_service_loads_no_redis_client_unless_configured() -> None:
     program = (
         "import sys\n"
         "import frontdesk.app\n"
-        "from frontdesk.ratelimit import RateLimiter\n"
+        "from frontdesk.limits.ratelimit import RateLimiter\n"
         "RateLimiter(None)\n"
         "print(sorted({name.split('.')[0] for name in sys.modules} & {'redis', 'limits'}))\n"
     )

@@ -1,4 +1,4 @@
-"""The RSGI bridge (frontdesk.rsgi_bridge) under a real Granian worker: what an ASGI
+"""The RSGI bridge (frontdesk.server.rsgi_bridge) under a real Granian worker: what an ASGI
 application sends and receives arrives whole, in pieces where it must, and the lifespan
 runs around serving."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from frontdesk.rsgi_bridge import WHOLE_BODY_BYTES
+from frontdesk.server.rsgi_bridge import WHOLE_BODY_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 

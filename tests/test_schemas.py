@@ -1,4 +1,4 @@
-"""Tool schemas checked by frontdesk.schemas: the messages a caller reads, the meaning the
+"""Tool schemas checked by frontdesk.tools.schemas: the messages a caller reads, the meaning the
 service relies on, the drafts it serves, references that never leave the schema, patterns
 matched in linear time, and what is refused when a companies file is applied. Every
 keyword's decisions are tested against the official suite (tests/test_json_schema_suite.py).
@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
-from frontdesk.schemas import InvalidSchema, SchemaCheck
+from frontdesk.tools.schemas import InvalidSchema, SchemaCheck
 
 Json = Any
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import orjson
 import pytest
 
-from frontdesk.observability import stdlib_log_config
+from frontdesk.observability.logs import stdlib_log_config
 
 
 @pytest.fixture

@@ -21,7 +21,11 @@ _LINE_NUMBER = re.compile(r":\d+\)$")
 # Frames of Frontdesk's own code (py-spy names files relative to sys.path), but not the
 # start-up frames under every sample.
 _OURS = ("(frontdesk/", "(frontdesk_bench_tools")
-_ENTRY = ("(frontdesk/cli.py)", "(frontdesk/operations.py)", "(frontdesk/__main__.py)")
+_ENTRY = (
+    "(frontdesk/cli/main.py)",
+    "(frontdesk/cli/operations.py)",
+    "(frontdesk/__main__.py)",
+)
 _THREAD_ROOT = "_bootstrap (threading.py)"
 # py-spy's raw format names each process of a stack as `process PID:"command line";`.
 _PROCESSES = re.compile(r'^(?:process \d+:".*?"(?:;|$))+')

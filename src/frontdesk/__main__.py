@@ -1,3 +1,3 @@
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 
 main()

@@ -19,25 +19,17 @@ from starlette.routing import Route
 
 from frontdesk import __version__
 from frontdesk.account.routes import account_routes
-from frontdesk.addresses import AddressPolicy
 from frontdesk.admin_api import admin_routes
 from frontdesk.admin_api.guard import AdminContext
-from frontdesk.allowed_methods import one_route_per_path
-from frontdesk.asgi import Receive, Scope, Send
 from frontdesk.companies.production import stored_problems
 from frontdesk.companies.providers import ProviderFactory
 from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.companies.seed import seed_demo_company
-from frontdesk.company_secrets import SecretsUnreadable, unset_variables
 from frontdesk.config import Settings
 from frontdesk.console.context import ConsoleServices, McpHandler
 from frontdesk.console.site import console_routes
-from frontdesk.edge import Edge, protect, request_id_of
-from frontdesk.identity_tokens import IdentityTokens
-from frontdesk.log_throttle import outage_warnings
+from frontdesk.limits.ratelimit import RateLimiter, parse_rate_limit
 from frontdesk.login.connectors import LoginConnectors
-from frontdesk.metrics import EXPOSITION_CONTENT_TYPE, Metrics, bearer_matches, unauthorized
-from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth.client_documents import ClientDocuments
 from frontdesk.oauth.clients import ClientDirectory
 from frontdesk.oauth.context import OAuthServices
@@ -46,15 +38,22 @@ from frontdesk.oauth.flow import FlowSigner
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.rendering import render_authorize_page, render_oauth_error, render_outage
 from frontdesk.oauth.routes import oauth_routes
-from frontdesk.observability import AccessLog, configure_logging
-from frontdesk.outbound import OutboundClients
+from frontdesk.observability.log_throttle import outage_warnings
+from frontdesk.observability.logs import configure_logging
+from frontdesk.observability.metrics import (
+    EXPOSITION_CONTENT_TYPE,
+    Metrics,
+    bearer_matches,
+    unauthorized,
+)
+from frontdesk.outbound.addresses import AddressPolicy
+from frontdesk.outbound.clients import OutboundClients
 from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.endpoint import McpEndpoint
 from frontdesk.protocol.request_state import RequestStates
 from frontdesk.protocol.sessions import SessionSigner
-from frontdesk.purging import PeriodicPurge
-from frontdesk.ratelimit import RateLimiter, parse_rate_limit
-from frontdesk.secret_box import SecretBox
+from frontdesk.sealing.company_secrets import SecretsUnreadable, unset_variables
+from frontdesk.sealing.secret_box import SecretBox
 from frontdesk.store.admin_keys import AdminKeys
 from frontdesk.store.bounds import Timeouts
 from frontdesk.store.clients import ClientRepository
@@ -66,11 +65,18 @@ from frontdesk.store.database import Database
 from frontdesk.store.grant_backends import grant_repository
 from frontdesk.store.outage import OUTAGE_TYPES
 from frontdesk.store.pool_use import pool_use
+from frontdesk.store.purging import PeriodicPurge
 from frontdesk.store.signing_keys import SigningKeyRepository
 from frontdesk.store.spent_flows import SpentFlowRepository
+from frontdesk.tools.identity_tokens import IdentityTokens
 from frontdesk.unrouted import render_unrouted
 from frontdesk.usage.counters import UsageCounters
 from frontdesk.usage.flushing import UsageFlusher
+from frontdesk.web.access_log import AccessLog
+from frontdesk.web.allowed_methods import one_route_per_path
+from frontdesk.web.asgi import Receive, Scope, Send
+from frontdesk.web.edge import Edge, protect, request_id_of
+from frontdesk.web.network import ClientAddressResolver
 
 log = structlog.get_logger(__name__)
 
@@ -297,7 +303,7 @@ def _routes(services: Services, addresses: ClientAddressResolver, mcp: McpHandle
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         await services.start()
-        # The retention purge, in the background of serving workers only (frontdesk.purging).
+        # The retention purge, in the background of serving workers only (frontdesk.store.purging).
         purge = PeriodicPurge.for_database(services.database, services.settings)
         purge.start()
         try:

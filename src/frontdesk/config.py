@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from frontdesk.errors import ConfigurationError
-from frontdesk.ratelimit import parse_rate_limit
+from frontdesk.limits.ratelimit import parse_rate_limit
 
 # The contract's body limit: "at most 256 KB in total". We read KB as KiB, the more
 # lenient reading, so that no body the contract admits is refused.

@@ -16,8 +16,8 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
 from frontdesk.app import Frontdesk
-from frontdesk.asgi import Message, Receive, Scope, Send
 from frontdesk.config import Settings
+from frontdesk.web.asgi import Message, Receive, Scope, Send
 from tests.conftest import BASE_URL
 from tests.oauth.flows import add_companies
 

@@ -12,9 +12,9 @@ import anyio
 import orjson
 
 from frontdesk.app import Frontdesk
-from frontdesk.asgi import Message
 from frontdesk.config import MAX_BODY_BYTES
 from frontdesk.oauth.credentials import Kind, mint
+from frontdesk.web.asgi import Message
 from tests.oauth import flows
 
 SIGNIN = "initech"  # sign-in set up (tests/fixtures/companies.yaml)

@@ -18,7 +18,7 @@ from frontdesk.oauth import pkce
 from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.oauth.flow import Flow, FlowSigner
 from frontdesk.protocol.sessions import SessionSigner
-from frontdesk.signing import Signer
+from frontdesk.sealing.signing import Signer
 from frontdesk.tools import signature
 from tests.conftest import ROOT, TEST_SECRET
 from tests.oauth import flows

@@ -17,7 +17,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from frontdesk.config import MAX_BATCH, MAX_BODY_BYTES
-from frontdesk.json_nesting import MAX_NESTING
+from frontdesk.limits.json_nesting import MAX_NESTING
 from frontdesk.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from tests.adversarial.conftest import FUZZ
 

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from frontdesk.app import Frontdesk
-from frontdesk.asgi import Receive, Scope, Send
 from frontdesk.config import Settings
+from frontdesk.web.asgi import Receive, Scope, Send
 from tests.conftest import BASE_URL, TEST_SECRET, start_app
 from tests.oauth import flows
 

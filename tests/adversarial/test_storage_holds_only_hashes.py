@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from frontdesk.app import Frontdesk
 from frontdesk.oauth.flow import COOKIE_NAME
-from frontdesk.secret_box import CannotOpen, SecretBox
+from frontdesk.sealing.secret_box import CannotOpen, SecretBox
 from frontdesk.store.tables import refresh_tokens, signing_keys
 from tests.adversarial.conftest import snapshot
 from tests.oauth import flows
@@ -99,7 +99,7 @@ async def test_no_secret_is_stored_in_any_column_of_any_table(
 async def test_a_signing_keys_private_half_is_stored_only_sealed_to_its_company_and_key(
     app: Frontdesk, client: httpx.AsyncClient
 ) -> None:
-    """The private scalar of a company's signing key (frontdesk.identity_tokens) is in no
+    """The private scalar of a company's signing key (frontdesk.tools.identity_tokens) is in no
     column of any table, in any disguise; its sealed form opens only as that company's
     key of that kid, and its public half is what the company's jwks_uri serves."""
     published = (await client.get("/v1/initech/oauth/jwks.json")).json()["keys"]

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from frontdesk.app import Frontdesk
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 from frontdesk.config import Settings
 from frontdesk.store.audit import AuditLog
 from tests.conftest import BASE_URL, start_app

@@ -15,10 +15,10 @@ from structlog.typing import EventDict
 from frontdesk.companies import registry as registry_module
 from frontdesk.companies.files import apply_companies, parse_companies
 from frontdesk.companies.registry import CompanyRegistry
-from frontdesk.company_secrets import SecretsUnreadable, redact_secrets
 from frontdesk.config import Settings
 from frontdesk.errors import ConfigurationError
-from frontdesk.secret_box import CannotOpen, KeyNotConfigured, SecretBox
+from frontdesk.sealing.company_secrets import SecretsUnreadable, redact_secrets
+from frontdesk.sealing.secret_box import CannotOpen, KeyNotConfigured, SecretBox
 from frontdesk.store.companies import ApplyOutcome, CompanyRepository
 from frontdesk.store.database import Database
 from frontdesk.store.tables import companies

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from frontdesk.content import PromptCall, ResourceCall
+from frontdesk.tools.content import PromptCall, ResourceCall
 from frontdesk.tools.provider import ContentBlock, ToolCall, ToolError, ToolResult
 
 # A 1x1 red PNG and a minimal WAV, the suite's own sample data.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from frontdesk.content import PromptCall
+from frontdesk.tools.content import PromptCall
 from frontdesk.tools.provider import ELICITATION, ROOTS, SAMPLING, InputRequired, ToolCall
 
 Json = dict[str, Any]

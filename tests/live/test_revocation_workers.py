@@ -72,7 +72,7 @@ def whoami_on_fresh_connection(port: int, token: str, workers: list[int]) -> tup
     ).encode() + body
     with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as connection:
         # Read before the answer: a refusal given before the body was read closes the
-        # connection with it (frontdesk.body_deadline), and its server end goes with it.
+        # connection with it (frontdesk.web.body_deadline), and its server end goes with it.
         worker = accepting_worker(port, connection.getsockname()[1], workers)
         connection.sendall(request)
         status, answer = read_answer(connection.recv)

@@ -17,7 +17,7 @@ import httpx
 import orjson
 import pytest
 
-from frontdesk.http_server import SHUTDOWN_GRACE_SECONDS, STOP_MARGIN_SECONDS
+from frontdesk.server.http_server import SHUTDOWN_GRACE_SECONDS, STOP_MARGIN_SECONDS
 from tests.conftest import ROOT
 from tests.live.conftest import START_DEADLINE, free_port
 
@@ -106,7 +106,7 @@ def serve_under(script: int) -> int:
     [serve] = [
         int(pid)
         for pid in children
-        if b"frontdesk.stop_guard" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"frontdesk.server.stop_guard" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     ]
     return serve
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from frontdesk.http_server import SHUTDOWN_GRACE_SECONDS, STOP_MARGIN_SECONDS
+from frontdesk.server.http_server import SHUTDOWN_GRACE_SECONDS, STOP_MARGIN_SECONDS
 from tests.live.conftest import (
     START_DEADLINE,
     LiveService,

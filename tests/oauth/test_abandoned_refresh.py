@@ -18,11 +18,11 @@ import pytest
 from granian.constants import HTTPModes, Interfaces
 from granian.server.embed import Server as EmbeddedServer
 
-from frontdesk.asgi import Message, Receive, Scope, Send
 from frontdesk.oauth.credentials import digest
 from frontdesk.store.audit import AuditLog
 from frontdesk.store.change_feed import ChangeFeed
 from frontdesk.store.postgres import driver_dsn
+from frontdesk.web.asgi import Message, Receive, Scope, Send
 from tests.oauth import flows
 from tests.oauth.conftest import Serve, Served
 from tests.oauth.retry_window import TENANT as RETRYING

@@ -37,7 +37,7 @@ from frontdesk.oauth.client_documents import (
     cache_lifetime,
     is_client_document_url,
 )
-from frontdesk.outbound import DOCUMENT_CONNECTIONS, OutboundClients
+from frontdesk.outbound.clients import DOCUMENT_CONNECTIONS, OutboundClients
 from tests.support.https_documents import Answer, HttpsDocuments, run_https_documents
 from tests.support.logs import captured_logs
 
@@ -531,7 +531,7 @@ def test_a_separate_process_trusts_the_server_through_ssl_cert_file(
     child = (
         "import asyncio, sys\n"
         "from frontdesk.oauth.client_documents import ClientDocuments\n"
-        "from frontdesk.outbound import OutboundClients\n"
+        "from frontdesk.outbound.clients import OutboundClients\n"
         "async def main():\n"
         "    outbound = OutboundClients()\n"
         "    documents = ClientDocuments(outbound, on_loopback=True)\n"

@@ -13,10 +13,10 @@ import orjson
 import pytest
 from sqlalchemy import select
 
-from frontdesk import signing
 from frontdesk.app import Frontdesk, create_app
 from frontdesk.config import Settings
 from frontdesk.oauth.flow import COOKIE_NAME, FLOW_TTL_SECONDS, Flow, FlowSigner
+from frontdesk.sealing import signing
 from frontdesk.store.tables import customers
 from tests.conftest import TEST_SECRET, start_app
 from tests.oauth import flows

@@ -9,7 +9,7 @@ import pytest
 
 from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.oauth.flow import FLOW_TTL_SECONDS, Flow, FlowSigner
-from frontdesk.signing import Signer, b64decode
+from frontdesk.sealing.signing import Signer, b64decode
 
 KEY = "flow-test-secret-key-0123456789-abcdefghij"
 OLD_KEY = "flow-test-old-secret-key-0123456789-abcdef"
@@ -85,7 +85,7 @@ def test_an_expired_flow_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     flow = a_flow()
     sealed = signer.seal(flow)
     later = time.time() + FLOW_TTL_SECONDS + 1
-    monkeypatch.setattr("frontdesk.signing.time.time", lambda: later)
+    monkeypatch.setattr("frontdesk.sealing.signing.time.time", lambda: later)
     with pytest.raises(AuthorizePage):
         signer.open(sealed, COOKIE, "initech")
 

@@ -13,7 +13,7 @@ import jwt
 import pytest
 import yaml
 
-from frontdesk.identity_tokens import JWKS_MAX_AGE_SECONDS
+from frontdesk.tools.identity_tokens import JWKS_MAX_AGE_SECONDS
 from tests.oauth import flows
 
 pytestmark = pytest.mark.anyio

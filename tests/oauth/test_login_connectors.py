@@ -8,7 +8,7 @@ from frontdesk.companies.definition import DevLogin, OidcLogin, SigninSetup
 from frontdesk.config import Settings
 from frontdesk.login.connector import LoginFailed
 from frontdesk.login.connectors import LoginConnectors
-from frontdesk.outbound import OutboundClients
+from frontdesk.outbound.clients import OutboundClients
 
 PRODUCTION = Settings(
     env="production",

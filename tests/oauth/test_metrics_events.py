@@ -10,11 +10,11 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from frontdesk.addresses import AddressPolicy
 from frontdesk.app import Frontdesk
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.config import Settings
-from frontdesk.outbound import OutboundClients
+from frontdesk.outbound.addresses import AddressPolicy
+from frontdesk.outbound.clients import OutboundClients
 from frontdesk.tools.http import HttpToolProvider
 from frontdesk.tools.provider import ToolCall, ToolError
 from tests.conftest import start_app

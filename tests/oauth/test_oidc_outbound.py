@@ -17,13 +17,13 @@ import pytest
 from joserfc.jwk import ECKey
 from structlog.typing import EventDict
 
-from frontdesk.addresses import AddressPolicy
 from frontdesk.app import Frontdesk
 from frontdesk.login import oidc
 from frontdesk.login.connector import LoginAttempt, LoginFailed, ProviderUnavailable
 from frontdesk.login.oidc import OidcLogin, OidcSettings, pkce_verifier
-from frontdesk.outbound import LOGIN_MAX_ANSWER_BYTES, OutboundClients
-from frontdesk.outbound_policy import OutboundPolicy
+from frontdesk.outbound.addresses import AddressPolicy
+from frontdesk.outbound.clients import LOGIN_MAX_ANSWER_BYTES, OutboundClients
+from frontdesk.outbound.policy import OutboundPolicy
 from tests.oauth import flows
 from tests.support.logs import captured_logs
 from tests.support.plain_http import Handler, Server, answer, endless, gzip_bomb

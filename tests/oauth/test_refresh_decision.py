@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from frontdesk.grant_records import IssuedPair, RefreshState
 from frontdesk.oauth.errors import InvalidGrant, InvalidScope
 from frontdesk.oauth.kept_pairs import KeptPair
 from frontdesk.oauth.refresh import (
@@ -20,6 +19,7 @@ from frontdesk.oauth.refresh import (
     Rotate,
     decide,
 )
+from frontdesk.store.grant_records import IssuedPair, RefreshState
 
 NOW = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(seconds=30)

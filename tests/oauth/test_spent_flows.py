@@ -17,7 +17,7 @@ from frontdesk.app import Frontdesk
 from frontdesk.login.connector import LoginFailed, ProviderUnavailable
 from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.oauth.flow import Flow, FlowSigner
-from frontdesk.signing import Signer, b64decode
+from frontdesk.sealing.signing import Signer, b64decode
 from frontdesk.store.tables import spent_flows
 from tests.conftest import TEST_SECRET
 from tests.oauth import flows

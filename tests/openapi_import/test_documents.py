@@ -10,7 +10,7 @@ import pytest
 
 from frontdesk.openapi_import import ImportRefused
 from frontdesk.openapi_import.document import fetch, parse_text
-from frontdesk.outbound import OutboundClients
+from frontdesk.outbound.clients import OutboundClients
 from tests.support.orders_api import ORDERS_31, OrdersApi, serve_orders_api
 
 pytestmark = pytest.mark.anyio

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from frontdesk.content import PromptCall
+from frontdesk.tools.content import PromptCall
 from frontdesk.tools.provider import ELICITATION, SAMPLING, InputRequired, ToolCall
 
 TOPIC_QUESTION: dict[str, Any] = {

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frontdesk.config import MAX_BATCH
-from frontdesk.json_nesting import MAX_NESTING
+from frontdesk.limits.json_nesting import MAX_NESTING
 from frontdesk.protocol.errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,

@@ -26,7 +26,7 @@ from sqlalchemy.engine import make_url
 
 from frontdesk.app import READY_SECONDS, Frontdesk
 from frontdesk.config import Settings
-from frontdesk.log_throttle import outage_warnings
+from frontdesk.observability.log_throttle import outage_warnings
 from frontdesk.store.bounds import Timeouts
 from tests.conftest import BASE_URL, start_app
 from tests.oauth.flows import (

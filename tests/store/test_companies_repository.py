@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from frontdesk import operations
+from frontdesk.cli import operations
 from frontdesk.companies.files import apply_companies, parse_companies
 from frontdesk.config import Settings
 from frontdesk.errors import ConfigurationError

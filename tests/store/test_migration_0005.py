@@ -20,7 +20,7 @@ from frontdesk.oauth.errors import InvalidGrant
 from frontdesk.oauth.forms import RefreshTokenRequest
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.storage import GrantStorage
-from frontdesk.secret_box import SecretBox
+from frontdesk.sealing.secret_box import SecretBox
 from frontdesk.store.database import MIGRATIONS, Database
 from frontdesk.store.grants import GrantRepository
 from frontdesk.store.tables import (

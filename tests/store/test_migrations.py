@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 from frontdesk.store.database import MIGRATIONS, Database
 from frontdesk.store.tables import metadata
 

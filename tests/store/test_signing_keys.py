@@ -1,4 +1,4 @@
-"""Each company's signing keys (frontdesk.identity_tokens, store.signing_keys), on SQLite and
+"""Each company's signing keys (frontdesk.tools.identity_tokens, store.signing_keys), on SQLite and
 PostgreSQL: made once when first needed however many instances race to make it, rotated with
 an overlap in which tokens of the old key still verify, and a rotation reaching every
 instance within FRONTDESK_COMPANY_CACHE_SECONDS. Every token is checked with PyJWT against
@@ -21,10 +21,10 @@ from sqlalchemy import func, select
 from frontdesk.app import Frontdesk
 from frontdesk.config import Settings
 from frontdesk.domain import Customer
-from frontdesk.identity_tokens import OVERLAP, IdentityTokens
-from frontdesk.secret_box import SecretBox
+from frontdesk.sealing.secret_box import SecretBox
 from frontdesk.store.signing_keys import KeyAlreadyActive, SigningKeyRepository
 from frontdesk.store.tables import signing_keys
+from frontdesk.tools.identity_tokens import OVERLAP, IdentityTokens
 from tests.conftest import BASE_URL, start_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("database_url")]

@@ -14,8 +14,8 @@ from sqlalchemy import event
 
 from frontdesk.app import Frontdesk
 from frontdesk.config import Settings
-from frontdesk.grant_records import AccessRecord
 from frontdesk.oauth.credentials import digest
+from frontdesk.store.grant_records import AccessRecord
 from frontdesk.store.grants_sqlite import SqliteGrantRepository
 from frontdesk.store.sqlite_lookups import UNAVAILABLE, SqliteAccessReader
 from tests.oauth import flows

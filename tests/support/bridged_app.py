@@ -1,4 +1,4 @@
-"""A small ASGI application served by Granian through ``frontdesk.rsgi_bridge``, for
+"""A small ASGI application served by Granian through ``frontdesk.server.rsgi_bridge``, for
 tests/test_rsgi_bridge.py: each path shows one thing the bridge must carry across."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from frontdesk.rsgi_bridge import RsgiBridge
+from frontdesk.server.rsgi_bridge import RsgiBridge
 
 # Where the lifespan leaves its marks, named by the test.
 _MARKS = Path(os.environ.get("BRIDGE_TEST_MARKS", "/nonexistent"))

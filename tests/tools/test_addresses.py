@@ -9,7 +9,7 @@ import ipaddress
 import pytest
 import structlog
 
-from frontdesk.addresses import AddressPolicy, AddressRefused
+from frontdesk.outbound.addresses import AddressPolicy, AddressRefused
 from frontdesk.tools import exchange
 from tests.support.resolver import FakeResolver
 from tests.tools.backends import (

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from frontdesk.addresses import AddressPolicy, AddressRefused
-from frontdesk.outbound import OutboundClients
+from frontdesk.outbound.addresses import AddressPolicy, AddressRefused
+from frontdesk.outbound.clients import OutboundClients
 from tests.support.https_documents import run_https_documents
 from tests.support.resolver import FakeResolver
 from tests.tools.backends import ScriptedBackend, reply_json

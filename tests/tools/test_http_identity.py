@@ -1,4 +1,4 @@
-"""Signed identity through an ``http`` tool (``identity: jwt``, frontdesk.identity_tokens): a
+"""Signed identity through an ``http`` tool (``identity: jwt``, frontdesk.tools.identity_tokens): a
 signed-in customer's call reaches a real loopback API that verifies its JWT with PyJWT (the
 verifier of examples/verify_identity.py) against the company's keys, fetched over HTTP from
 Frontdesk itself; the claims are as specified; a guest's call, and a company that did not
@@ -17,7 +17,7 @@ import jwt
 import pytest
 from examples.verify_identity import IdentityVerifier
 
-from frontdesk.identity_tokens import LIFETIME_SECONDS
+from frontdesk.tools.identity_tokens import LIFETIME_SECONDS
 from tests.conftest import BASE_URL, ROOT
 from tests.oauth import flows
 from tests.support.listening import listening_on_loopback

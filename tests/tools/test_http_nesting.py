@@ -12,7 +12,7 @@ import orjson
 import pytest
 import structlog
 
-from frontdesk.json_nesting import MAX_NESTING
+from frontdesk.limits.json_nesting import MAX_NESTING
 from frontdesk.protocol import tool_calls
 from frontdesk.protocol.errors import INVALID_PARAMS
 from frontdesk.tools import exchange

@@ -14,7 +14,7 @@ from mcp_types.methods import validate_server_result
 
 from frontdesk.protocol.errors import INVALID_PARAMS
 from frontdesk.protocol.request_state import ALTERED_OR_EXPIRED, ANOTHER_CALLS
-from frontdesk.signing import b64decode, b64encode
+from frontdesk.sealing.signing import b64decode, b64encode
 from tests.oauth import flows
 from tests.tools import asking
 from tests.tools.backends import (

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import anyio
 
+from frontdesk.cli.operations import prepare_database
 from frontdesk.config import Settings
-from frontdesk.operations import prepare_database
 from tests.conftest import ROOT
 
 WORKER = """

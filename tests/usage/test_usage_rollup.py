@@ -21,7 +21,7 @@ from click.testing import CliRunner, Result
 from sqlalchemy import func, select
 
 from frontdesk.app import Frontdesk
-from frontdesk.cli import main
+from frontdesk.cli.main import main
 from frontdesk.config import Settings
 from frontdesk.store import retention, tool_usage
 from frontdesk.store.admin import Administration

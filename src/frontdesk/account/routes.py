@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from frontdesk.account import signin
 from frontdesk.account.guard import from_own_page, own_origin
+from frontdesk.limits.ratelimit import parse_rate_limit
 from frontdesk.oauth import account_completion
 from frontdesk.oauth import account_session as session
 from frontdesk.oauth.account_session import AccountSession
@@ -31,7 +32,6 @@ from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.oauth.forms import read_form
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.rendering import NO_STORE
-from frontdesk.ratelimit import parse_rate_limit
 from frontdesk.store.connected_clients import ConnectedClient, ConnectedClients
 from frontdesk.store.tables import CLIENT_ID_LENGTH
 

@@ -7,6 +7,9 @@ per concern: companies, parts, connections, audit) and its methods. A new route 
 handler ``async def handler(call: AdminCall) -> Response`` in a module of its own, added
 to ``ROUTES`` (and to ``openapi.json``); the guard (admin_api.guard) gives it the key, the
 limit, the company check, the error rendering and the audit record.
+
+May import: ``administration``, ``openapi_import``, the companies, the store and
+everything below them; never the MCP endpoint or another route family.
 """
 
 from __future__ import annotations

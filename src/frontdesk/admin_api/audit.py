@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from frontdesk.admin_api.errors import invalid_request
 from frontdesk.admin_api.guard import AdminCall
-from frontdesk.administration import require_company
+from frontdesk.administration.company_state import require_company
 from frontdesk.store.audit import AuditLog
 
 LONGEST_PAGE = 10_000

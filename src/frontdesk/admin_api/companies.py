@@ -1,6 +1,6 @@
 """/admin/v1/companies: list, read, create or replace, patch and delete a company, in the
 shape of one entry of the companies file (README "Companies file"). Each change is one
-transaction through frontdesk.company_documents, validated as `companies apply` validates,
+transaction through administration.company_documents, validated as `companies apply` validates,
 and reaches every instance within FRONTDESK_COMPANY_CACHE_SECONDS as the CLI's changes do
 (the registry polls the same rows)."""
 
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from frontdesk import company_documents
 from frontdesk.admin_api import writing
 from frontdesk.admin_api.errors import invalid_request
 from frontdesk.admin_api.guard import AdminCall, json_response
-from frontdesk.administration import UnknownCompany, delete_company_in
-from frontdesk.company_documents import Written
-from frontdesk.company_secrets import redact_secrets
+from frontdesk.administration import company_documents
+from frontdesk.administration.company_documents import Written
+from frontdesk.administration.company_state import UnknownCompany, delete_company_in
+from frontdesk.sealing.company_secrets import redact_secrets
 from frontdesk.store.companies import ApplyOutcome
 
 

@@ -1,5 +1,5 @@
 """A company's connections under /admin/v1/companies/{tenant}: its clients and its
-customers' grants, listed and revoked through frontdesk.administration, as `clients` and
+customers' grants, listed and revoked through administration.company_state, as `clients` and
 `grants` on the command line do. A revoked grant's tokens are refused (401) from their
 next call on every instance."""
 
@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from frontdesk.admin_api.errors import invalid_request
 from frontdesk.admin_api.guard import AdminCall, json_response
-from frontdesk.administration import (
+from frontdesk.administration.company_state import (
     list_clients_in,
     list_grants_in,
     revoke_client_in,

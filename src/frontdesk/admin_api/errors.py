@@ -4,7 +4,7 @@ Every refusal is a JSON object ``{"error": CODE, "error_description": TEXT}`` (t
 the authorization server's own errors, RFC 6749 section 5.2, so one parser reads both); a
 document that fails validation adds ``"errors": [{"field": ..., "message": ...}]``, each
 field named from the document (``tools[0].name``). Errors are raised where they are found
-(frontdesk.administration, frontdesk.company_documents, here) and turned into a response
+(administration.company_state, administration.company_documents, here) and turned into a response
 only by ``render``.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
-from frontdesk.administration import UnknownCompany, UnknownTarget
-from frontdesk.company_documents import InvalidCompany
-from frontdesk.company_secrets import SecretsUnreadable
+from frontdesk.administration.company_documents import InvalidCompany
+from frontdesk.administration.company_state import UnknownCompany, UnknownTarget
+from frontdesk.sealing.company_secrets import SecretsUnreadable
 from frontdesk.store.companies import CompanyChanged
 
 # RFC 6750 section 3: a missing or refused bearer credential is answered with this challenge.

@@ -40,13 +40,13 @@ from frontdesk.admin_api.errors import unauthorized as unauthorized_error
 from frontdesk.admin_api.query_rules import QueryRule, check_query
 from frontdesk.companies.definition import TENANT_KEY_PATTERN
 from frontdesk.config import Settings
-from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
-from frontdesk.network import ClientAddressResolver
-from frontdesk.outbound import OutboundClients
-from frontdesk.ratelimit import RateLimit, RateLimiter
+from frontdesk.limits.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
+from frontdesk.limits.ratelimit import RateLimit, RateLimiter
+from frontdesk.outbound.clients import OutboundClients
 from frontdesk.store.admin_keys import AdminKey, AdminKeys
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.database import Database
+from frontdesk.web.network import ClientAddressResolver
 
 PREFIX = "/admin/v1"
 TENANT_KEY = re.compile(TENANT_KEY_PATTERN)

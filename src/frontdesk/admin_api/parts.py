@@ -1,6 +1,6 @@
 """A company's parts under /admin/v1/companies/{tenant}: its tools one by one, its
 sign-in settings and its branding. Each change rewrites the company's definition in one
-transaction, validated whole (frontdesk.company_documents), so a tool, sign-in or branding
+transaction, validated whole (administration.company_documents), so a tool, sign-in or branding
 that would make the company invalid is refused and nothing is written."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import Any
 
 from starlette.responses import Response
 
-from frontdesk import company_documents
 from frontdesk.admin_api import writing
 from frontdesk.admin_api.errors import AdminError, invalid_request
 from frontdesk.admin_api.guard import AdminCall, json_response
-from frontdesk.administration import UnknownTarget
-from frontdesk.company_documents import Reading
+from frontdesk.administration import company_documents
+from frontdesk.administration.company_documents import Reading
+from frontdesk.administration.company_state import UnknownTarget
 
 
 def _tool_name(call: AdminCall) -> str:

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from frontdesk.admin_api.audit import moment
 from frontdesk.admin_api.errors import invalid_request
 from frontdesk.admin_api.guard import AdminCall, json_response
-from frontdesk.administration import require_company
+from frontdesk.administration.company_state import require_company
 from frontdesk.usage.report import InvalidRange, chosen_range, read_usage
 
 

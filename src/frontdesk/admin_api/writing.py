@@ -1,5 +1,5 @@
 """Every change of a company through the admin API is written here: what a company key may
-not change is refused first, then the document goes to frontdesk.company_documents, and a
+not change is refused first, then the document goes to administration.company_documents, and a
 change made from a reading of the company is written only if the company is still as read.
 
 A ``python`` provider runs a function of the deployment in-process, with the arguments a
@@ -21,11 +21,11 @@ from typing import Any
 
 from starlette.requests import Request
 
-from frontdesk import company_documents
 from frontdesk.admin_api.errors import AdminError, operators_only
 from frontdesk.admin_api.guard import AdminCall
+from frontdesk.administration import company_documents
+from frontdesk.administration.company_documents import UNCHECKED, Written
 from frontdesk.companies.definition import CompanyDefinition
-from frontdesk.company_documents import UNCHECKED, Written
 from frontdesk.store.companies import CompanyChanged
 
 # What the operator decides for a company, not the company: where its data lives (a

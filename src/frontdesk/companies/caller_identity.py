@@ -2,7 +2,7 @@
 
 ``signed_body`` (the default): the customer is in the signed body (tools.signature), which
 the backend checks with the company's shared secret. ``jwt``: every call of a signed-in
-customer also carries ``Authorization: Bearer <JWT>`` (frontdesk.identity_tokens), which any
+customer also carries ``Authorization: Bearer <JWT>`` (frontdesk.tools.identity_tokens), which any
 API gateway verifies against the company's published keys with a standard JWT library; the
 body stays as it was, signed as before.
 """

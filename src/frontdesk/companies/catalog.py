@@ -26,11 +26,11 @@ from frontdesk.companies.definition import (
 from frontdesk.companies.header_declarations import ParamHeader, declared
 from frontdesk.companies.providers import ProviderFactory
 from frontdesk.companies.uri_templates import UriTemplate
-from frontdesk.content import PromptBuilder, ResourceReader, prompt_builder, resource_reader
-from frontdesk.ratelimit import RateLimit, parse_rate_limit
-from frontdesk.schemas import SchemaCheck
+from frontdesk.limits.ratelimit import RateLimit, parse_rate_limit
 from frontdesk.scopes import SUPPORTED as SUPPORTED_SCOPES
+from frontdesk.tools.content import PromptBuilder, ResourceReader, prompt_builder, resource_reader
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
+from frontdesk.tools.schemas import SchemaCheck
 
 log = structlog.get_logger(__name__)
 

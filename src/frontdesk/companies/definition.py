@@ -28,11 +28,11 @@ from frontdesk.companies.caller_identity import CallerIdentity
 from frontdesk.companies.console_setup import ConsoleSetup
 from frontdesk.companies.header_declarations import InvalidDeclaration, declarations
 from frontdesk.companies.provider_definitions import OpenApiProvider
-from frontdesk.company_secrets import not_redacted
 from frontdesk.config import LOOPBACK_HOSTS, Region
-from frontdesk.grant_records import REFRESH_RETRY_MAX_SECONDS
-from frontdesk.ratelimit import parse_rate_limit
-from frontdesk.schemas import InvalidSchema, SchemaCheck
+from frontdesk.limits.ratelimit import parse_rate_limit
+from frontdesk.sealing.company_secrets import not_redacted
+from frontdesk.store.grant_records import REFRESH_RETRY_MAX_SECONDS
+from frontdesk.tools.schemas import InvalidSchema, SchemaCheck
 
 TENANT_KEY_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
 # MCP 2025-11-25: tool names are 1-128 characters of letters, digits, '_', '-' and '.'.
@@ -110,7 +110,7 @@ def _check_json_schema(
         return None
     if schema.get("type") != "object":
         raise ValueError('must be a JSON Schema whose "type" is "object"')
-    # Compiled as serving compiles it (frontdesk.schemas), whether applied or read back:
+    # Compiled as serving compiles it (frontdesk.tools.schemas), whether applied or read back:
     # a schema that passes can check every call (its references resolved within it, its
     # patterns taken by the linear-time engine, its draft one that is served).
     try:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from frontdesk.companies.caller_identity import JWT
 from frontdesk.companies.definition import HttpProvider, PythonProvider
 from frontdesk.companies.provider_definitions import OpenApiProvider
-from frontdesk.outbound import OutboundClients
+from frontdesk.outbound.clients import OutboundClients
 from frontdesk.tools.identity import IdentityMinter
 from frontdesk.tools.provider import ToolProvider, ToolUnavailableError
 from frontdesk.tools.python import PythonToolProvider
@@ -23,7 +23,7 @@ class ProviderFactory:
         self, outbound: OutboundClients | None = None, identity: IdentityMinter | None = None
     ) -> None:
         self._outbound = outbound
-        # Mints the JWT of a company's API (frontdesk.identity_tokens), for providers whose
+        # Mints the JWT of a company's API (frontdesk.tools.identity_tokens), for providers whose
         # company chose signed identity.
         self._identity = identity
         # One lane of connections per backend (scheme, host and port), whichever company

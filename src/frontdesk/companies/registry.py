@@ -18,8 +18,8 @@ from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.definition import FROM_STORE, TENANT_KEY_PATTERN, CompanyDefinition
 from frontdesk.companies.files import describe
 from frontdesk.companies.providers import ProviderFactory
-from frontdesk.company_secrets import SecretsUnreadable
 from frontdesk.config import Settings
+from frontdesk.sealing.company_secrets import SecretsUnreadable
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.outage import is_outage
 

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from frontdesk.administration import OPERATOR_REVOKED
+from frontdesk.administration.company_state import OPERATOR_REVOKED
 from frontdesk.console import shown
 from frontdesk.console.changes import ChangeRefused, audited, change_company, stored_definition
 from frontdesk.console.context import ConsoleServices

@@ -8,16 +8,16 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from frontdesk.asgi import Receive, Scope, Send
 from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.config import Settings
+from frontdesk.limits.ratelimit import RateLimiter, parse_rate_limit
 from frontdesk.login.connectors import LoginConnectors
-from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth.errors import AuthorizePage
-from frontdesk.outbound import OutboundClients
-from frontdesk.ratelimit import RateLimiter, parse_rate_limit
+from frontdesk.outbound.clients import OutboundClients
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.database import Database
+from frontdesk.web.asgi import Receive, Scope, Send
+from frontdesk.web.network import ClientAddressResolver
 
 # The MCP endpoint as the console's test call enters it: (scope, receive, send, tenant key,
 # request id), the signature of protocol.endpoint.McpEndpoint.

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from frontdesk.administration import UnknownCompany
+from frontdesk.administration.company_state import UnknownCompany
 from frontdesk.console.changes import audited
 from frontdesk.console.company_pages import CompanyPages
 from frontdesk.console.routes import Console

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from starlette.responses import Response
 
-from frontdesk.session_csrf import SessionCsrf
-from frontdesk.signing import Signer
+from frontdesk.sealing.session_csrf import SessionCsrf
+from frontdesk.sealing.signing import Signer
 
 COOKIE_NAME = "frontdesk_console"
 COOKIE_PATH = "/console/"

@@ -24,7 +24,6 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from frontdesk.companies.console_setup import ConsoleDevLogin, ConsoleSetup
-from frontdesk.company_secrets import secret_from_environment
 from frontdesk.console import session
 from frontdesk.console.context import ConsoleServices
 from frontdesk.console.session import ConsoleSession
@@ -32,7 +31,8 @@ from frontdesk.login.connector import Identity, LoginAttempt, LoginConnector, Lo
 from frontdesk.login.dev import DevLogin
 from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.oauth.rendering import NO_STORE
-from frontdesk.signing import Signer, b64encode
+from frontdesk.sealing.company_secrets import secret_from_environment
+from frontdesk.sealing.signing import Signer, b64encode
 
 log = structlog.get_logger(__name__)
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import orjson
 
-from frontdesk.asgi import Message, Scope
 from frontdesk.console.context import McpHandler
+from frontdesk.web.asgi import Message, Scope
 
 # The revision the console speaks: the one most clients do today.
 PROTOCOL_VERSION = "2025-06-18"

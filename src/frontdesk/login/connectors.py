@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from frontdesk.addresses import AddressPolicy
 from frontdesk.companies.definition import DevLogin as DevSetup
 from frontdesk.companies.definition import OidcLogin as OidcSetup
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.companies.production import issuer_is_safe
-from frontdesk.company_secrets import secret_from_environment
 from frontdesk.config import Settings
 from frontdesk.login.connector import LoginConnector, LoginFailed
 from frontdesk.login.dev import DevLogin
-from frontdesk.outbound import LOGIN_MAX_ANSWER_BYTES, LOGIN_TIMEOUT_SECONDS, OutboundClients
-from frontdesk.outbound_policy import OutboundPolicy
+from frontdesk.outbound.addresses import AddressPolicy
+from frontdesk.outbound.clients import (
+    LOGIN_MAX_ANSWER_BYTES,
+    LOGIN_TIMEOUT_SECONDS,
+    OutboundClients,
+)
+from frontdesk.outbound.policy import OutboundPolicy
+from frontdesk.sealing.company_secrets import secret_from_environment
 
 if TYPE_CHECKING:
     from frontdesk.login.oidc import OidcSettings

@@ -6,7 +6,7 @@ JWKS, issuer, audience, expiry, issue time and nonce. Provider metadata and keys
 cached per issuer; an unknown key id triggers one refetch of the keys (key rotation), at
 most once every KEY_REFRESH_SECONDS.
 
-Every call to the provider goes through the outbound policy (frontdesk.outbound_policy):
+Every call to the provider goes through the outbound policy (frontdesk.outbound.policy):
 the discovery document names the key and token endpoints, so without it a provider could
 send the client secret, the code and the PKCE verifier to an internal address. Each step
 (discovery with keys; the code exchange) has one deadline, each answer a byte cap; a
@@ -37,8 +37,8 @@ from joserfc.jwk import KeySet
 
 from frontdesk import __version__
 from frontdesk.login.connector import Identity, LoginAttempt, LoginFailed, ProviderUnavailable
-from frontdesk.outbound_policy import Answer, OutboundFailure, OutboundPolicy
-from frontdesk.signing import b64encode
+from frontdesk.outbound.policy import Answer, OutboundFailure, OutboundPolicy
+from frontdesk.sealing.signing import b64encode
 
 log = structlog.get_logger(__name__)
 

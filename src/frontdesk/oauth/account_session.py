@@ -1,11 +1,11 @@
 """The account page's session: a signed, short-lived cookie, and the CSRF token tied to it.
 
 The cookie holds only what the page needs: the company, the customer's id and the expiry,
-signed under a purpose of its own (frontdesk.signing), so no other signed value (a sign-in
+signed under a purpose of its own (frontdesk.sealing.signing), so no other signed value (a sign-in
 in progress, an MCP session) is ever taken for it. Nothing is stored server-side; a
 session ends when its cookie expires or the customer signs out.
 
-The CSRF token is tied to the cookie's value (frontdesk.session_csrf).
+The CSRF token is tied to the cookie's value (frontdesk.sealing.session_csrf).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from functools import cache
 
 from starlette.responses import Response
 
-from frontdesk.session_csrf import SessionCsrf
-from frontdesk.signing import Signer
+from frontdesk.sealing.session_csrf import SessionCsrf
+from frontdesk.sealing.signing import Signer
 
 COOKIE_NAME = "frontdesk_account"
 SESSION_TTL_SECONDS = 30 * 60

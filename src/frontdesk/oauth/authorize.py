@@ -14,7 +14,8 @@ from dataclasses import replace
 from starlette.requests import Request
 from starlette.responses import Response
 
-from frontdesk import metrics, scopes
+from frontdesk import scopes
+from frontdesk.limits.ratelimit import parse_rate_limit
 from frontdesk.oauth import browser, remembered
 from frontdesk.oauth.client_documents import ClientDocumentRefused, ClientDocumentUnavailable
 from frontdesk.oauth.clients import KnownClient
@@ -26,8 +27,8 @@ from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.grants import check_resource
 from frontdesk.oauth.pkce import CHALLENGE
 from frontdesk.oauth.redirects import is_registered
-from frontdesk.ratelimit import parse_rate_limit
-from frontdesk.signing import MAX_SIGNED_LENGTH
+from frontdesk.observability import metrics
+from frontdesk.sealing.signing import MAX_SIGNED_LENGTH
 
 MAX_STATE_LENGTH = 2048
 # What authorize reads (interface 4.3, RFC 8707): one of these given twice is refused, any

@@ -7,12 +7,12 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import Response
 
-from frontdesk import metrics
+from frontdesk.limits.ratelimit import parse_rate_limit
 from frontdesk.login.connector import LoginFailed, ProviderUnavailable
 from frontdesk.oauth import browser
 from frontdesk.oauth.completion import back_to_client, signed_in
 from frontdesk.oauth.context import OAuthServices
-from frontdesk.ratelimit import parse_rate_limit
+from frontdesk.observability import metrics
 
 log = structlog.get_logger(__name__)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from frontdesk import metrics
 from frontdesk.oauth.client_documents import ClientDocumentRefused, ClientDocumentUnavailable
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import InvalidClient, TemporarilyUnavailable
+from frontdesk.observability import metrics
 
 
 async def authenticated_client(

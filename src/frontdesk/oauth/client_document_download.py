@@ -21,7 +21,7 @@ a stranger (draft-ietf-oauth-client-id-metadata-document, section "SSRF Attacks"
   grow into a large one in memory.
 
 The resolution, the pinned connection and the capped read are the shared outbound policy's
-(``frontdesk.outbound_policy``); what a document's answer must be is this module's.
+(``frontdesk.outbound.policy``); what a document's answer must be is this module's.
 
 The whole fetch (resolution, connection, TLS, headers, body) runs under one deadline set by
 the caller: a server that answers a byte at a time never resets a per-read timeout.
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from frontdesk import __version__
-from frontdesk.addresses import AddressPolicy
-from frontdesk.outbound_policy import (
+from frontdesk.outbound.addresses import AddressPolicy
+from frontdesk.outbound.policy import (
     GZIP_CODINGS,
     Oversized,
     Refused,
@@ -43,8 +43,8 @@ from frontdesk.outbound_policy import (
     pinned_stream,
     read_capped,
 )
-from frontdesk.outbound_policy import Unreachable as CallUnreachable
-from frontdesk.outbound_policy import Unreadable as CallUnreadable
+from frontdesk.outbound.policy import Unreachable as CallUnreachable
+from frontdesk.outbound.policy import Unreadable as CallUnreadable
 
 if TYPE_CHECKING:
     import httpx

@@ -24,7 +24,6 @@ from typing import ClassVar, TypeVar
 import orjson
 import structlog
 
-from frontdesk.addresses import AddressPolicy
 from frontdesk.oauth.client_document_download import BadAnswer, Unreachable, download
 from frontdesk.oauth.client_document_rules import (
     ClientDocument,
@@ -32,7 +31,12 @@ from frontdesk.oauth.client_document_rules import (
     parse_document,
     url_problem,
 )
-from frontdesk.outbound import DOCUMENT_CONNECTIONS, DOCUMENT_TIMEOUT_SECONDS, OutboundClients
+from frontdesk.outbound.addresses import AddressPolicy
+from frontdesk.outbound.clients import (
+    DOCUMENT_CONNECTIONS,
+    DOCUMENT_TIMEOUT_SECONDS,
+    OutboundClients,
+)
 
 __all__ = [
     "ClientDocument",

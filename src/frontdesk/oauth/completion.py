@@ -7,13 +7,13 @@ from __future__ import annotations
 import structlog
 from starlette.responses import RedirectResponse, Response
 
-from frontdesk import metrics
 from frontdesk.login.connector import Identity
 from frontdesk.oauth import account_completion, browser, remembered
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.redirects import redirect_with
 from frontdesk.oauth.rendering import NO_STORE
+from frontdesk.observability import metrics
 
 log = structlog.get_logger(__name__)
 

@@ -7,7 +7,6 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from frontdesk import metrics
 from frontdesk.login.connector import LoginFailed
 from frontdesk.login.dev import DevLogin
 from frontdesk.oauth import browser
@@ -18,6 +17,7 @@ from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.forms import read_form
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.rendering import NO_STORE
+from frontdesk.observability import metrics
 
 log = structlog.get_logger(__name__)
 

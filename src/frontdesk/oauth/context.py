@@ -7,21 +7,21 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from frontdesk import metrics
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.config import Settings
-from frontdesk.identity_tokens import IdentityTokens
+from frontdesk.limits.ratelimit import RateLimit, RateLimiter, parse_rate_limit
 from frontdesk.login.connectors import LoginConnectors
-from frontdesk.network import ClientAddressResolver
 from frontdesk.oauth.clients import ClientDirectory
 from frontdesk.oauth.errors import AuthorizePage, RateLimited, SigninNotSetUp
 from frontdesk.oauth.flow import FlowSigner
 from frontdesk.oauth.grants import Grants
-from frontdesk.ratelimit import RateLimit, RateLimiter, parse_rate_limit
+from frontdesk.observability import metrics
 from frontdesk.store.consents import ConsentRepository
 from frontdesk.store.customers import CustomerRepository
+from frontdesk.tools.identity_tokens import IdentityTokens
+from frontdesk.web.network import ClientAddressResolver
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from typing import Protocol
 
 from frontdesk.login.connector import LoginAttempt
 from frontdesk.oauth.errors import AuthorizePage
-from frontdesk.signing import Signer
+from frontdesk.sealing.signing import Signer
 
 FLOW_TTL_SECONDS = 15 * 60
 COOKIE_NAME = "frontdesk_signin"

@@ -13,10 +13,9 @@ import math
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from frontdesk import metrics, scopes
+from frontdesk import scopes
 from frontdesk.companies.definition import SigninSetup
 from frontdesk.domain import Customer
-from frontdesk.grant_records import CodeRecord, Ending, NewTokens, RefreshState
 from frontdesk.oauth import kept_pairs, pkce
 from frontdesk.oauth.credentials import Kind, digest, looks_like, mint
 from frontdesk.oauth.errors import InvalidGrant, InvalidTarget
@@ -25,7 +24,9 @@ from frontdesk.oauth.forms import AuthorizationCodeRequest, RefreshTokenRequest
 from frontdesk.oauth.kept_pairs import KeptPair
 from frontdesk.oauth.refresh import REFUSED, Refuse, Retry, Reuse, Rotate, decide
 from frontdesk.oauth.storage import GrantStorage
-from frontdesk.secret_box import SecretBox
+from frontdesk.observability import metrics
+from frontdesk.sealing.secret_box import SecretBox
+from frontdesk.store.grant_records import CodeRecord, Ending, NewTokens, RefreshState
 
 CODE_TTL = timedelta(minutes=5)
 # Decisions one refresh may make: each after the last lost a compare-and-set to a

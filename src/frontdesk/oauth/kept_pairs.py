@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 import orjson
 import structlog
 
-from frontdesk.secret_box import CannotOpen, KeyNotConfigured, SecretBox
+from frontdesk.sealing.secret_box import CannotOpen, KeyNotConfigured, SecretBox
 
 log = structlog.get_logger(__name__)
 

@@ -38,7 +38,7 @@ def authorization_server(settings: Settings, tenant_key: str) -> dict[str, Any]:
         # (draft-ietf-oauth-client-id-metadata-document; MCP 2025-11-25 authorization).
         "client_id_metadata_document_supported": True,
         # The keys that sign the identity tokens a company's APIs receive (RFC 8414
-        # section 2; frontdesk.identity_tokens).
+        # section 2; frontdesk.tools.identity_tokens).
         "jwks_uri": f"{issuer}/jwks.json",
     }
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from frontdesk.grant_records import RefreshState
 from frontdesk.oauth.errors import InvalidGrant, InvalidScope, OAuthError
 from frontdesk.oauth.kept_pairs import KeptPair
+from frontdesk.store.grant_records import RefreshState
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from pydantic_core import PydanticCustomError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from frontdesk.limits.ratelimit import RateLimit, parse_rate_limit
 from frontdesk.oauth.client_names import ClientNameRefused, clean_client_name
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.credentials import Kind, mint
@@ -30,7 +31,6 @@ from frontdesk.oauth.errors import InvalidClientMetadata, InvalidRedirectUri
 from frontdesk.oauth.forms import bounded_body, media_type
 from frontdesk.oauth.redirects import check_redirect_uri
 from frontdesk.oauth.rendering import JSON, NO_STORE
-from frontdesk.ratelimit import RateLimit, parse_rate_limit
 from frontdesk.store.clients import Client
 
 log = structlog.get_logger(__name__)

@@ -5,7 +5,7 @@ The consent page comes before the login (oauth.authorize), when who the customer
 be known yet: so the end of each sign-in leaves a signed cookie naming the customer, on
 the company's OAuth path only, and authorize skips the page when that customer allowed
 this client at least the scopes asked for. The cookie holds a customer's row id, signed
-for this purpose (frontdesk.signing): it proves nothing but that this browser signed in
+for this purpose (frontdesk.sealing.signing): it proves nothing but that this browser signed in
 as them, and it skips nothing but the question; the company's login still decides who
 signs in. Revoking the client forgets the consent (store.token_revocation), and the page
 is shown again.
@@ -20,7 +20,7 @@ from starlette.responses import Response
 
 from frontdesk.oauth.browser import cookie_path
 from frontdesk.oauth.context import OAuthServices
-from frontdesk.signing import Signer
+from frontdesk.sealing.signing import Signer
 
 REMEMBERED_COOKIE = "frontdesk_customer"
 # As long as the longest refresh token (the contract's 30 days): past it a client signs

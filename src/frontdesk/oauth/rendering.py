@@ -10,8 +10,6 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from frontdesk import metrics
-from frontdesk.log_throttle import outage_warnings
 from frontdesk.oauth.errors import (
     AuthorizePage,
     AuthorizeRedirect,
@@ -21,6 +19,8 @@ from frontdesk.oauth.errors import (
 )
 from frontdesk.oauth.pages import error_page
 from frontdesk.oauth.redirects import redirect_with
+from frontdesk.observability import metrics
+from frontdesk.observability.log_throttle import outage_warnings
 from frontdesk.store.outage import is_outage
 
 log = structlog.get_logger(__name__)

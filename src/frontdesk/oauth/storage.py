@@ -4,7 +4,7 @@ The OAuth side (oauth.grants, oauth.refresh) makes every protocol check (client,
 URI, PKCE, expiry, scope) and every decision; a backend keeps the state and executes each
 step atomically, as a compare-and-set on the state the decision was made from, reporting
 False when a concurrent change got there first. So no backend can forget a rule, and none
-writes one a second time. The records both sides speak in are frontdesk.grant_records, at
+writes one a second time. The records both sides speak in are frontdesk.store.grant_records, at
 the bottom of the house with the rest of the domain: storage imports them, never this.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Awaitable
 from datetime import datetime
 from typing import Protocol
 
-from frontdesk.grant_records import AccessRecord, CodeRecord, Ending, NewTokens, RefreshState
+from frontdesk.store.grant_records import AccessRecord, CodeRecord, Ending, NewTokens, RefreshState
 
 
 class GrantStorage(Protocol):

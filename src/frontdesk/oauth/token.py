@@ -7,7 +7,7 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import Response
 
-from frontdesk import metrics
+from frontdesk.limits.ratelimit import parse_rate_limit
 from frontdesk.oauth.client_auth import authenticated_client
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.forms import (
@@ -18,7 +18,7 @@ from frontdesk.oauth.forms import (
 )
 from frontdesk.oauth.grants import check_resource
 from frontdesk.oauth.rendering import JSON, NO_STORE
-from frontdesk.ratelimit import parse_rate_limit
+from frontdesk.observability import metrics
 
 log = structlog.get_logger(__name__)
 

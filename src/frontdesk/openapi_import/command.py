@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frontdesk.command_database import opened
+from frontdesk.administration.command_database import opened
 from frontdesk.config import Settings
 from frontdesk.openapi_import.document import fetch, read_file
 from frontdesk.openapi_import.plan import ImportPlan, ImportRequest, import_openapi
-from frontdesk.outbound import OutboundClients
-from frontdesk.secret_box import SecretBox
+from frontdesk.outbound.clients import OutboundClients
+from frontdesk.sealing.secret_box import SecretBox
 from frontdesk.store.companies import CompanyRepository
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from frontdesk import __version__
-from frontdesk.addresses import AddressPolicy
 from frontdesk.openapi_import import ImportRefused
-from frontdesk.outbound_policy import OutboundFailure, OutboundPolicy
+from frontdesk.outbound.addresses import AddressPolicy
+from frontdesk.outbound.policy import OutboundFailure, OutboundPolicy
 
 if TYPE_CHECKING:
     import httpx

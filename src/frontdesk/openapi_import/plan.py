@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from frontdesk.administration import UnknownCompany
+from frontdesk.administration.company_state import UnknownCompany
 from frontdesk.companies.definition import ToolDefinition
 from frontdesk.companies.files import parse_companies
 from frontdesk.companies.production import production_problems

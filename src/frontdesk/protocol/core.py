@@ -19,7 +19,6 @@ import structlog
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.definition import Access
 from frontdesk.companies.uri_templates import MAX_MATCHED_URI_LENGTH
-from frontdesk.content import ContentError, ResourceCall, ResourceReader, resource_contents
 from frontdesk.protocol import asking, tool_calls
 from frontdesk.protocol.admission import admit_personal, provide
 from frontdesk.protocol.context import Handler, RequestContext
@@ -32,6 +31,7 @@ from frontdesk.protocol.errors import (
 from frontdesk.protocol.jsonrpc import Result
 from frontdesk.protocol.params import no_cursor, optional_object, required_str
 from frontdesk.protocol.prompts import prompts_get
+from frontdesk.tools.content import ContentError, ResourceCall, ResourceReader, resource_contents
 from frontdesk.tools.provider import InputRequired, ToolResult
 from frontdesk.usage import counters as usage
 

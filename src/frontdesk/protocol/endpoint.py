@@ -16,25 +16,13 @@ from typing import Any
 import orjson
 import structlog
 
-from frontdesk import metrics
-from frontdesk.asgi import (
-    JSON_CONTENT,
-    BodyTooLargeError,
-    ClientDisconnectedError,
-    Receive,
-    Scope,
-    Send,
-    headers_of,
-    read_body,
-    respond,
-    whole_body,
-)
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.registry import CompanyRegistry
 from frontdesk.config import MAX_BODY_BYTES
 from frontdesk.domain import Caller
-from frontdesk.log_throttle import outage_warnings
-from frontdesk.network import ClientAddressResolver
+from frontdesk.limits.ratelimit import RateLimit, RateLimiter
+from frontdesk.observability import metrics
+from frontdesk.observability.log_throttle import outage_warnings
 from frontdesk.protocol.bearer import BearerResolver
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import (
@@ -53,9 +41,21 @@ from frontdesk.protocol.jsonrpc import Body, Message, failure, parse_body, succe
 from frontdesk.protocol.request_state import RequestStates
 from frontdesk.protocol.revisions import revision_of
 from frontdesk.protocol.sessions import SessionSigner
-from frontdesk.ratelimit import RateLimit, RateLimiter
 from frontdesk.store.outage import is_outage
 from frontdesk.usage.counters import UsageCounters
+from frontdesk.web.asgi import (
+    JSON_CONTENT,
+    BodyTooLargeError,
+    ClientDisconnectedError,
+    Receive,
+    Scope,
+    Send,
+    headers_of,
+    read_body,
+    respond,
+    whole_body,
+)
+from frontdesk.web.network import ClientAddressResolver
 
 log = structlog.get_logger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from frontdesk.config import MAX_BATCH
-from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
+from frontdesk.limits.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
 from frontdesk.protocol.errors import InvalidParams, InvalidRequest, ParseError, RpcError
 
 RequestId = str | int

@@ -11,13 +11,13 @@ import structlog
 
 from frontdesk.companies.catalog import ServedPrompt
 from frontdesk.companies.definition import PromptDefinition
-from frontdesk.content import ContentError, PromptCall, prompt_result
 from frontdesk.protocol import asking
 from frontdesk.protocol.admission import admit_personal, provide
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import InvalidParams, MissingClientCapability, ProviderFailed
 from frontdesk.protocol.params import optional_object, required_str
 from frontdesk.protocol.request_state import StateBinding
+from frontdesk.tools.content import ContentError, PromptCall, prompt_result
 from frontdesk.tools.provider import InputRequired
 
 log = structlog.get_logger(__name__)

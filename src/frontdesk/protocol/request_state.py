@@ -2,7 +2,7 @@
 sealed so that whichever instance the client sends it back to can continue the call.
 
 The client holds the state between the question and its answer, so it is treated as
-attacker-controlled (the revision says so): it is a signed value (``frontdesk.signing``,
+attacker-controlled (the revision says so): it is a signed value (``frontdesk.sealing.signing``,
 a purpose of its own) that expires, and it is bound to the company, the method and the tool
 or prompt it names, the exact arguments and the caller (customer subject and OAuth client;
 none for a guest). A state that fails any of these is refused as invalid params, never
@@ -20,7 +20,7 @@ import orjson
 
 from frontdesk.domain import Caller
 from frontdesk.protocol.errors import InvalidParams
-from frontdesk.signing import MAX_SIGNED_LENGTH, Signer, b64encode
+from frontdesk.sealing.signing import MAX_SIGNED_LENGTH, Signer, b64encode
 
 # Long enough for a customer to read a question and answer it; short enough that an answer
 # left aside is not applied to a world that has moved on.

@@ -1,6 +1,6 @@
 """Signed, stateless ``Mcp-Session-Id`` values.
 
-A session id is a signed value (see ``frontdesk.signing``) holding the tenant key, the
+A session id is a signed value (see ``frontdesk.sealing.signing``) holding the tenant key, the
 negotiated protocol version and the issue time. Any instance holding the keys verifies
 it, so no session is stored anywhere.
 """
@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from frontdesk.signing import Signer
+from frontdesk.sealing.signing import Signer
 
 # An id from the future is refused, allowing this much clock skew between instances.
 CLOCK_SKEW_SECONDS = 60

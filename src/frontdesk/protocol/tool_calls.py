@@ -13,13 +13,13 @@ from typing import Any
 
 import structlog
 
-from frontdesk import metrics
 from frontdesk.companies.catalog import ServedTool
+from frontdesk.observability import metrics
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import InvalidParams
 from frontdesk.protocol.params import optional_object, required_str
-from frontdesk.schemas import SchemaCheck
 from frontdesk.tools.provider import InputRequired, ToolAnswer, ToolCall, ToolError, ToolResult
+from frontdesk.tools.schemas import SchemaCheck
 from frontdesk.usage import counters as usage
 
 log = structlog.get_logger(__name__)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.grant_records import AccessRecord
+from frontdesk.store.grant_records import AccessRecord
 from frontdesk.store.tables import access_tokens, customers, token_families
 
 

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from frontdesk.grant_records import AccessRecord
 from frontdesk.store.change_feed import ChangeFeed
+from frontdesk.store.grant_records import AccessRecord
 from frontdesk.store.postgres import AsyncpgPool, DatabaseUnavailable
 
 # Live tokens only: unexpired, unrevoked, of a family not revoked. The tenant is compared

@@ -12,10 +12,10 @@ from datetime import datetime
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.grant_records import CodeRecord, Ending, NewTokens
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
 from frontdesk.store.families import insert_pair, revoke_family_in
+from frontdesk.store.grant_records import CodeRecord, Ending, NewTokens
 from frontdesk.store.moments import as_utc
 from frontdesk.store.tables import authorization_codes, token_families
 

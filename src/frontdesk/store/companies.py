@@ -15,10 +15,10 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.company_secrets import SecretsUnreadable, open_secrets, seal_secrets
 from frontdesk.config import DEV_DATA_KEY
 from frontdesk.errors import FrontdeskError
-from frontdesk.secret_box import SecretBox
+from frontdesk.sealing.company_secrets import SecretsUnreadable, open_secrets, seal_secrets
+from frontdesk.sealing.secret_box import SecretBox
 from frontdesk.store.database import for_reads
 from frontdesk.store.tables import companies
 

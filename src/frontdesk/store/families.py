@@ -10,9 +10,9 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from frontdesk.grant_records import NewTokens
 from frontdesk.store import audit, consents
 from frontdesk.store.audit import Event
+from frontdesk.store.grant_records import NewTokens
 from frontdesk.store.tables import (
     KEPT_SUCCESSOR,
     access_tokens,

@@ -19,10 +19,10 @@ from datetime import datetime
 import orjson
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.grant_records import AccessRecord, Ending, IssuedPair, NewTokens, RefreshState
 from frontdesk.store.access_lookups import AccessLookups
 from frontdesk.store.audit import Event
 from frontdesk.store.change_feed import ChangeFeed
+from frontdesk.store.grant_records import AccessRecord, Ending, IssuedPair, NewTokens, RefreshState
 from frontdesk.store.grants import GrantRepository
 from frontdesk.store.postgres import AsyncpgPool
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.grant_records import AccessRecord
+from frontdesk.store.grant_records import AccessRecord
 from frontdesk.store.grants import GrantRepository
 from frontdesk.store.sqlite_lookups import SqliteAccessReader, Unavailable
 

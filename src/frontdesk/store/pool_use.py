@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy.pool import QueuePool
 
-from frontdesk.metrics import PoolReading
+from frontdesk.observability.metrics import PoolReading
 from frontdesk.store.database import Database
 
 

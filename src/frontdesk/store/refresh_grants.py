@@ -13,10 +13,10 @@ from datetime import datetime
 from sqlalchemy import DateTime, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.grant_records import Ending, IssuedPair, NewTokens, RefreshState
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
 from frontdesk.store.families import family_live, insert_pair, revoke_family_in
+from frontdesk.store.grant_records import Ending, IssuedPair, NewTokens, RefreshState
 from frontdesk.store.moments import as_utc
 from frontdesk.store.tables import JsonDocument, audit_events, refresh_tokens, token_families
 

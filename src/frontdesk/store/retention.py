@@ -54,7 +54,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.grant_records import REFRESH_RETRY_MAX_SECONDS
+from frontdesk.store.grant_records import REFRESH_RETRY_MAX_SECONDS
 from frontdesk.store.tables import (
     KEPT_SUCCESSOR,
     access_tokens,

@@ -29,7 +29,7 @@ from typing import Final
 from sqlalchemy import DateTime
 from sqlalchemy.dialects.sqlite import dialect
 
-from frontdesk.grant_records import AccessRecord
+from frontdesk.store.grant_records import AccessRecord
 
 # The live token's grant, on the same conditions as the engine's lookup
 # (store.access_grants) and PostgreSQL's (store.access_lookups.FIND_LIVE_ACCESS_TOKENS):

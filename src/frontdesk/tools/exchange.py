@@ -16,8 +16,8 @@ from typing import NamedTuple
 import httpx
 import structlog
 
-from frontdesk.addresses import AddressRefused
-from frontdesk.outbound_policy import Oversized, Unreadable, read_capped
+from frontdesk.outbound.addresses import AddressRefused
+from frontdesk.outbound.policy import Oversized, Unreadable, read_capped
 from frontdesk.tools.provider import ToolError
 
 log = structlog.get_logger(__name__)

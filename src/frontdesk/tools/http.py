@@ -27,7 +27,7 @@ is logged with the request id. One shared httpx client keeps connections alive a
 calls.
 
 With ``identity: jwt`` (companies.caller_identity), a signed-in customer's call also carries
-``Authorization: Bearer <JWT>`` (frontdesk.identity_tokens); a guest's carries none.
+``Authorization: Bearer <JWT>`` (frontdesk.tools.identity_tokens); a guest's carries none.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import httpx
 import orjson
 import structlog
 
-from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
+from frontdesk.limits.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
 from frontdesk.tools import signature
 from frontdesk.tools.exchange import exchange
 from frontdesk.tools.identity import IdentityMinter
@@ -79,7 +79,7 @@ class HttpToolProvider:
         self._url = url
         # Set when the company chose ``identity: jwt``: a signed-in customer's call also
         # carries a JWT for ``audience`` (the URL unless named), which the backend's gateway
-        # verifies against the company's published keys (frontdesk.identity_tokens).
+        # verifies against the company's published keys (frontdesk.tools.identity_tokens).
         self._identity = identity
         self._audience = audience or url
         # Shared by every tool of the same backend (ProviderFactory hands it out).

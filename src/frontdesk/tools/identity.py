@@ -1,5 +1,5 @@
 """What a provider needs to tell a company's API who is calling: a minter of identity tokens
-(frontdesk.identity_tokens), handed in from above so that tools/ imports no store."""
+(frontdesk.tools.identity_tokens), handed in from above so that tools/ imports no store."""
 
 from __future__ import annotations
 

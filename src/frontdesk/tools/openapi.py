@@ -11,7 +11,7 @@ as the ``http`` provider:
   parameters are set as given, and refused if they hold a line break. The ``body``
   argument, when the operation takes one, is sent as JSON.
 - A signed-in customer's call (every call of a personal tool) carries ``Authorization:
-  Bearer <JWT>`` signed for the company (``identity``, see frontdesk.identity_tokens), so
+  Bearer <JWT>`` signed for the company (``identity``, see frontdesk.tools.identity_tokens), so
   the API checks who is calling with a standard JWT library; a guest's call carries none.
 - A 2xx JSON object becomes ``structuredContent`` and a text block of the same JSON; other
   JSON, or text, a text block. A 4xx or 5xx becomes an ``isError`` result carrying the
@@ -34,7 +34,7 @@ import orjson
 import structlog
 
 from frontdesk import __version__
-from frontdesk.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
+from frontdesk.limits.json_nesting import MAX_NESTING, may_nest_deeper, nests_deeper
 from frontdesk.tools.exchange import exchange
 from frontdesk.tools.http import ACCEPT_ENCODING, CONNECTIONS_PER_BACKEND
 from frontdesk.tools.identity import IdentityMinter

@@ -3,4 +3,6 @@
 store.tool_usage), and read back per tool over a range of hours (``report``).
 
 Nothing is imported here: the MCP endpoint loads only ``counters``.
+
+May import: the store and the foundations.
 """
