@@ -30,18 +30,19 @@ async def call_tool(
 
 
 async def test_tools_list_is_a_valid_mcp_listing(client: httpx.AsyncClient) -> None:
-    """The listing validates as an MCP ListToolsResult and names every tool of the company."""
+    """The listing validates as an MCP ListToolsResult and names every tool of the company,
+    in a stable order: by name."""
     result = await call(client, "tools/list")
     listing = mcp.types.ListToolsResult.model_validate(result)
     assert [tool.name for tool in listing.tools] == [
-        "echo",
         "add",
-        "whoami",
-        "slow",
         "crash",
+        "echo",
         "refuse",
-        "wrong_shape",
         "rich",
+        "slow",
+        "whoami",
+        "wrong_shape",
     ]
     assert "nextCursor" not in result
 

@@ -5,6 +5,7 @@ contract (interface 4.2, 7.1, 8) holding for it as for 2025."""
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from mcp_types.methods import validate_server_result
 
 import frontdesk
+from frontdesk.companies.catalog import VERSION_META_KEY
 from frontdesk.config import MAX_BODY_BYTES
 from frontdesk.protocol.errors import (
     HEADER_MISMATCH,
@@ -138,9 +140,15 @@ async def test_client_info_is_optional(client: httpx.AsyncClient) -> None:
 async def test_a_listing_is_the_2025_one_with_cache_hints_and_the_server(
     client: httpx.AsyncClient, method: str, key: str
 ) -> None:
-    """The same items as 2025's listing, public (one for every caller), fresh while cached."""
+    """The same items as 2025's listing (each tool naming its version too), public (one for
+    every caller), fresh while cached."""
     legacy = (await client.post(ACME, json=request(method))).json()["result"]
     result = await result_of(client, modern(method))
+    if method == "tools/list":
+        for tool in result[key]:
+            meta = tool.pop("_meta")
+            assert set(meta) == {VERSION_META_KEY}
+            assert re.fullmatch("[0-9a-f]{64}", meta[VERSION_META_KEY])
     assert result[key] == legacy[key]
     assert result["cacheScope"] == "public"
     assert type(result["ttlMs"]) is int

@@ -25,6 +25,7 @@ from frontdesk.companies.definition import (
 )
 from frontdesk.companies.header_declarations import ParamHeader, declared
 from frontdesk.companies.providers import ProviderFactory
+from frontdesk.companies.tool_versions import snapshot_id, tool_version
 from frontdesk.companies.uri_templates import UriTemplate
 from frontdesk.limits.ratelimit import RateLimit, parse_rate_limit
 from frontdesk.scopes import SUPPORTED as SUPPORTED_SCOPES
@@ -68,6 +69,8 @@ class ServedTool:
     provider: ToolProvider | None
     # The arguments a 2026-07-28 client repeats in Mcp-Param-* headers (x-mcp-header).
     param_headers: tuple[ParamHeader, ...] = ()
+    # What a consent records of it (companies.tool_versions), computed once per load.
+    version: str = ""
 
     @property
     def name(self) -> str:
@@ -101,7 +104,12 @@ def _serve_tool(tenant_key: str, tool: ToolDefinition, providers: ProviderFactor
     provider = _load(tenant_key, "tool", tool.name, lambda: providers.tool_provider(tool.provider))
     output = SchemaCheck(tool.output_schema) if tool.output_schema else None
     return ServedTool(
-        tool, SchemaCheck(tool.input_schema), output, provider, declared(tool.input_schema)
+        tool,
+        SchemaCheck(tool.input_schema),
+        output,
+        provider,
+        declared(tool.input_schema),
+        tool_version(tool),
     )
 
 
@@ -150,6 +158,15 @@ def _with_security_schemes(listing: dict[str, Any]) -> dict[str, Any]:
         "securitySchemes": SECURITY_SCHEMES,
         "_meta": {"securitySchemes": SECURITY_SCHEMES},
     }
+
+
+# Where a 2026-07-28 listing names each tool's version (under the project's reverse-DNS
+# prefix, as MCP asks of ``_meta`` keys that are not the protocol's).
+VERSION_META_KEY = "dev.frontdesk/version"
+
+
+def _with_version(listing: dict[str, Any], version: str) -> dict[str, Any]:
+    return {**listing, "_meta": {**listing.get("_meta", {}), VERSION_META_KEY: version}}
 
 
 def _resource_listing(resource: ResourceDefinition) -> dict[str, Any]:
@@ -204,11 +221,18 @@ class ServedCompany:
         self.name = definition.name
         self.rate_limit: RateLimit = parse_rate_limit(definition.rate_limit or default_rate_limit)
         # A disabled tool (switched off in the console) is not served: unknown to clients.
+        # Kept by name, so that every listing has the same order whatever the file's.
         self.tools = {
             tool.name: _serve_tool(key, tool, providers)
-            for tool in definition.tools
+            for tool in sorted(definition.tools, key=lambda tool: tool.name)
             if tool.enabled
         }
+        # What a consent covers: each personal tool's version (oauth.tool_consent), and the
+        # name of that set, recorded on the grant.
+        self.personal_versions = {
+            tool.name: tool.version for tool in self.tools.values() if tool.is_personal
+        }
+        self.consent_snapshot = snapshot_id(self.personal_versions)
         self.resources = {
             resource.uri: ServedResource(
                 resource, _reader(key, "resource", resource.uri, resource.provider)
@@ -246,11 +270,17 @@ class ServedCompany:
         # of a tools/list (docs/decisions/hot-path-records.md). The JSON (``*_json``) is
         # kept too: a 2026-07-28 reply adds its fields to it
         # (protocol/revisions/r2026_07_28.py).
-        self.tools_json = orjson.dumps(
+        listings = {
+            name: _with_security_schemes(tool.listing) if self.has_signin else tool.listing
+            for name, tool in self.tools.items()
+        }
+        self.tools_json = orjson.dumps({"tools": list(listings.values())})
+        # At 2026-07-28 each tool also names its version in ``_meta``.
+        self.versioned_tools_json = orjson.dumps(
             {
                 "tools": [
-                    _with_security_schemes(tool.listing) if self.has_signin else tool.listing
-                    for tool in self.tools.values()
+                    _with_version(listing, self.tools[name].version)
+                    for name, listing in listings.items()
                 ]
             }
         )

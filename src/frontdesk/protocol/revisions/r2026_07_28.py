@@ -215,6 +215,11 @@ def _ttl_ms(context: RequestContext) -> int:
 
 
 _SHARING: dict[str, core.Sharing] = {**core.SHARING, "server/discover": core.always_shared}
+# This revision's listings: each tool also names its version (companies.catalog).
+_LISTING_JSON: dict[str, Callable[[ServedCompany], bytes]] = {
+    **core.LISTING_JSON,
+    "tools/list": lambda company: company.versioned_tools_json,
+}
 
 
 METHODS: dict[str, Handler] = {
@@ -297,7 +302,7 @@ class Revision20260728:
                     "_meta": company.server_info_meta,
                 }
             )
-            listing = core.LISTING_JSON[method](company)
+            listing = _LISTING_JSON[method](company)
             return orjson.Fragment(b"".join((listing[:-1], b",", fields[1:])))
         result["resultType"] = INPUT_REQUIRED if type(result) is InputRequiredResult else COMPLETE
         sharing = _SHARING.get(method)
