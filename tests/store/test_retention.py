@@ -114,6 +114,7 @@ async def test_what_is_past_its_time_goes_and_a_dry_run_counts_it_first(
         "audit_events": 0,
         "tool_usage": 0,
         "tool_usage_customers": 0,
+        "identity_assertions": 0,
     }
     after = await rows(app)
     assert after == {

@@ -26,6 +26,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from frontdesk.companies.branding import Branding
 from frontdesk.companies.caller_identity import CallerIdentity
 from frontdesk.companies.console_setup import ConsoleSetup
+from frontdesk.companies.enterprise_providers import EnterpriseProviders
 from frontdesk.companies.header_declarations import InvalidDeclaration, declarations
 from frontdesk.companies.provider_definitions import OpenApiProvider
 from frontdesk.config import LOOPBACK_HOSTS, Region
@@ -312,15 +313,14 @@ class SigninSetup(Model):
     """Customer sign-in: present only for companies that have set it up."""
 
     login: LoginSetup
-    # Upper bounds from the contract: 60 minutes and 30 days.
-    access_token_minutes: int = Field(default=60, ge=1, le=60)
-    refresh_token_days: int = Field(default=30, ge=1, le=30)
+    access_token_minutes: int = Field(default=60, ge=1, le=60)  # the contract's bounds
+    refresh_token_days: int = Field(default=30, ge=1, le=30)  # (interface 3.1, 3.2)
     # A deviation from interface 3.2 a company may choose: a retry window (oauth.refresh).
     refresh_retry_seconds: int = Field(default=0, ge=0, le=REFRESH_RETRY_MAX_SECONDS)
-    # Private-use URI schemes (RFC 8252 7.1) that native clients of this company may
-    # register redirect URIs on, e.g. ["cursor"]. None by default: the contract allows only
-    # https and http on loopback, and a company opts in to each scheme it trusts.
+    # Private-use URI schemes (RFC 8252 7.1) a company opts in to for its native clients'
+    # redirect URIs, e.g. ["cursor"]; the contract allows only https and loopback http.
     native_redirect_schemes: list[str] = Field(default_factory=list, max_length=20)
+    enterprise_providers: EnterpriseProviders = Field(default_factory=list)  # ID-JAG issuers
 
     @field_validator("native_redirect_schemes")
     @classmethod

@@ -21,6 +21,7 @@ from frontdesk.outbound.policy import OutboundPolicy
 from frontdesk.sealing.company_secrets import secret_from_environment
 
 if TYPE_CHECKING:
+    from frontdesk.login.issuer_keys import IssuerKeys
     from frontdesk.login.oidc import OidcSettings
 
 UNAVAILABLE = "Sign-in is not available for this company right now."
@@ -43,6 +44,7 @@ class LoginConnectors:
             limit_bytes=LOGIN_MAX_ANSWER_BYTES,
             deadline_seconds=LOGIN_TIMEOUT_SECONDS,
         )
+        self._issuer_keys: IssuerKeys | None = None
 
     def for_company(self, tenant_key: str, setup: SigninSetup) -> LoginConnector:
         login = setup.login
@@ -69,6 +71,17 @@ class LoginConnectors:
                     )
                     self._oidc[key] = connector
                 return connector
+
+    def issuer_keys(self) -> IssuerKeys:
+        """The keys of the enterprise identity providers companies trust (ID-JAG), under the
+        same policy as their logins: these too are named in the operator-reviewed file."""
+        if self._issuer_keys is None:
+            # Imported here, as the OpenID Connect login is: the JOSE stack is only loaded
+            # by instances that verify an assertion.
+            from frontdesk.login.issuer_keys import IssuerKeys
+
+            self._issuer_keys = IssuerKeys(self._outbound.for_logins, self._policy)
+        return self._issuer_keys
 
     def console_oidc(
         self, owner: str, issuer: str, client_id: str, secret: str | None, scopes: list[str]

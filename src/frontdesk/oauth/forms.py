@@ -81,7 +81,7 @@ READ_PARAMETERS = frozenset(
         *AuthorizationCodeRequest.model_fields,
         *RefreshTokenRequest.model_fields,
         *RevocationRequest.model_fields,
-        *("client_id", "flow", "decision", "email", "name"),
+        *("client_id", "flow", "decision", "email", "name", "assertion"),
     }
 )
 

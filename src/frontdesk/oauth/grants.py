@@ -26,6 +26,7 @@ from frontdesk.oauth.refresh import REFUSED, Refuse, Retry, Reuse, Rotate, decid
 from frontdesk.oauth.storage import GrantStorage
 from frontdesk.observability import metrics
 from frontdesk.sealing.secret_box import SecretBox
+from frontdesk.store.assertion_grants import AssertionRecord
 from frontdesk.store.grant_records import CodeRecord, Ending, NewTokens, RefreshState
 
 CODE_TTL = timedelta(minutes=5)
@@ -157,6 +158,22 @@ class Grants:
                         return _granted_in(_answered_again(pair, now), spent)
         # Presented again and again while this request decided: others got their pairs.
         raise InvalidGrant(REFUSED)
+
+    async def redeem_assertion(
+        self, tenant_key: str, setup: SigninSetup, record: AssertionRecord, with_refresh: bool
+    ) -> dict[str, Any]:
+        """Tokens for a checked identity assertion (oauth.assertion_grant), once: a spent
+        one is ``invalid_grant`` on every instance."""
+        now = datetime.now(UTC)
+        tokens, response = _new_pair(setup, now)
+        if not await self._repository.redeem_assertion(
+            tenant_key, record, tokens, with_refresh, now
+        ):
+            raise InvalidGrant("the assertion was used before")
+        if not with_refresh:
+            del response["refresh_token"]
+        response["scope"] = record.scope
+        return response
 
     async def bearer(self, tenant_key: str, token: str) -> Bearer | None:
         """The customer behind a live access token of this company, or None."""

@@ -18,9 +18,11 @@ if TYPE_CHECKING:
     from frontdesk.oauth.context import OAuthServices
 
 
-def authorization_server(settings: Settings, tenant_key: str) -> dict[str, Any]:
+def authorization_server(
+    settings: Settings, tenant_key: str, enterprise_signin: bool = False
+) -> dict[str, Any]:
     issuer = settings.issuer(tenant_key)
-    return {
+    document = {
         "issuer": issuer,
         "authorization_endpoint": f"{issuer}/authorize",
         "token_endpoint": f"{issuer}/token",
@@ -41,6 +43,18 @@ def authorization_server(settings: Settings, tenant_key: str) -> dict[str, Any]:
         # section 2; frontdesk.tools.identity_tokens).
         "jwks_uri": f"{issuer}/jwks.json",
     }
+    if enterprise_signin:
+        # A company that trusts an enterprise identity provider takes its ID-JAGs (MCP
+        # ext-auth "Enterprise-Managed Authorization" section 6; RFC 7523 2.1).
+        document["grant_types_supported"] = [
+            "authorization_code",
+            "refresh_token",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        ]
+        document["authorization_grant_profiles_supported"] = [
+            "urn:ietf:params:oauth:grant-profile:id-jag"
+        ]
+    return document
 
 
 def protected_resource(settings: Settings, tenant_key: str) -> dict[str, Any]:
@@ -73,7 +87,8 @@ class Discovery:
 
     async def server_metadata(self, request: Request) -> Response:
         signin = await self._services.signin_company(request)
-        return JSON(authorization_server(self._services.settings, signin.tenant_key))
+        enterprise = bool(signin.setup.enterprise_providers)
+        return JSON(authorization_server(self._services.settings, signin.tenant_key, enterprise))
 
     async def resource_metadata(self, request: Request) -> Response:
         signin = await self._services.signin_company(request)

@@ -14,6 +14,7 @@ from collections.abc import Awaitable
 from datetime import datetime
 from typing import Protocol
 
+from frontdesk.store.assertion_grants import AssertionRecord
 from frontdesk.store.grant_records import AccessRecord, CodeRecord, Ending, NewTokens, RefreshState
 
 
@@ -43,6 +44,19 @@ class GrantStorage(Protocol):
     ) -> None:
         """A spent code came back: end every live family it started (RFC 6749 4.1.2), as
         ``ending`` says."""
+        ...
+
+    # Identity assertions (ID-JAG) -------------------------------------------------------
+
+    async def redeem_assertion(
+        self,
+        tenant_key: str,
+        record: AssertionRecord,
+        tokens: NewTokens,
+        with_refresh: bool,
+        now: datetime,
+    ) -> bool:
+        """Spend the assertion and start a token family; False when it was spent before."""
         ...
 
     # Refresh tokens --------------------------------------------------------------------

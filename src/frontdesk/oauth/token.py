@@ -1,5 +1,6 @@
 """``POST /v1/{tenantKey}/oauth/token`` (interface 4.5): the ``authorization_code`` and
-``refresh_token`` grants."""
+``refresh_token`` grants, and for a company that trusts an enterprise identity provider the
+``jwt-bearer`` grant of an ID-JAG (oauth.assertion_grant)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from starlette.responses import Response
 
 from frontdesk.limits.ratelimit import parse_rate_limit
 from frontdesk.oauth.client_auth import authenticated_client
-from frontdesk.oauth.context import OAuthServices
+from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.forms import (
     AuthorizationCodeRequest,
     client_id_of,
@@ -21,6 +22,8 @@ from frontdesk.oauth.rendering import JSON, NO_STORE
 from frontdesk.observability import metrics
 
 log = structlog.get_logger(__name__)
+# RFC 7523 2.1; elsewhere an unsupported grant type, as before (interface 2.5).
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 class Token:
@@ -40,8 +43,10 @@ class Token:
         named = client_id_of(request, form)
         await services.limit(request, self._client_limit, "token-client", tenant_key, named)
         client_id = await authenticated_client(services, request, signin, named)
-        grant = token_request(form)
         tenant = signin.tenant_key
+        if form.get("grant_type") == JWT_BEARER and signin.setup.enterprise_providers:
+            return await self._assertion(signin, client_id, form)
+        grant = token_request(form)
         check_resource(grant.resource, services.settings.mcp_url(tenant))
         if isinstance(grant, AuthorizationCodeRequest):
             body = await services.grants.redeem_code(tenant, client_id, signin.setup, grant)
@@ -49,4 +54,16 @@ class Token:
             body = await services.grants.refresh(tenant, client_id, signin.setup, grant)
         log.info("tokens_issued", tenant=tenant, client_id=client_id, grant=grant.grant_type)
         metrics.tokens_issued(tenant, grant.grant_type)
+        return JSON(body, headers=NO_STORE)
+
+    async def _assertion(
+        self, signin: SigninCompany, client_id: str, form: dict[str, str]
+    ) -> Response:
+        # Imported here: the JOSE stack is only loaded by instances that verify an ID-JAG.
+        from frontdesk.oauth.assertion_grant import redeem
+
+        body = await redeem(self._services, signin, client_id, form)
+        # Neither the assertion nor any claim of it is logged (extension 7.4.2).
+        log.info("tokens_issued", tenant=signin.tenant_key, client_id=client_id, grant=JWT_BEARER)
+        metrics.tokens_issued(signin.tenant_key, JWT_BEARER)
         return JSON(body, headers=NO_STORE)

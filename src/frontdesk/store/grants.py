@@ -13,13 +13,14 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.store.access_grants import AccessGrants
+from frontdesk.store.assertion_grants import AssertionGrants
 from frontdesk.store.code_grants import CodeGrants
 from frontdesk.store.database import for_reads
 from frontdesk.store.refresh_grants import RefreshGrants
 from frontdesk.store.token_revocation import TokenRevocation
 
 
-class GrantRepository(CodeGrants, RefreshGrants, AccessGrants, TokenRevocation):
+class GrantRepository(CodeGrants, RefreshGrants, AccessGrants, AssertionGrants, TokenRevocation):
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
         self._reads = for_reads(engine)

@@ -2,12 +2,12 @@
 
 Each kind of row goes once nothing can read it any more (docs/design.md, "Retention"):
 
-- An authorization code, an access token, a refresh token (spent or not) or a spent sign-in
-  flow, ``GRACE`` after its own expiry. Past it, presenting one is refused exactly as when
-  it had merely expired (``invalid_grant``, 401); the grace covers clocks that disagree
-  between instances and a decision read just before the purge. A spent refresh token is
-  kept its whole lifetime, so reuse detection (RFC 9700 4.14.2) reads it for as long as it
-  could ever have been spent.
+- An authorization code, an access token, a refresh token (spent or not), a spent sign-in
+  flow or a spent identity assertion (ID-JAG), ``GRACE`` after its own expiry. Past it,
+  presenting one is refused exactly as when it had merely expired (``invalid_grant``,
+  401); the grace covers clocks that disagree between instances and a decision read just
+  before the purge. A spent refresh token is kept its whole lifetime, so reuse detection
+  (RFC 9700 4.14.2) reads it for as long as it could ever have been spent.
 - The successor pair a rotation kept sealed for a company's refresh retry window
   (oauth.kept_pairs) is cleared from its row once the longest window has passed: the row
   stays, the pair in it goes. Not a deletion, so not counted in a report.
@@ -60,6 +60,7 @@ from frontdesk.store.tables import (
     access_tokens,
     audit_events,
     authorization_codes,
+    identity_assertions,
     oauth_clients,
     refresh_tokens,
     spent_flows,
@@ -86,6 +87,7 @@ KINDS = (
     "audit_events",
     "tool_usage",
     "tool_usage_customers",
+    "identity_assertions",
 )
 
 
@@ -211,6 +213,8 @@ def _rules(policy: RetentionPolicy, now: datetime) -> dict[str, tuple[Table, Col
         "refresh_tokens": (refresh_tokens, or_(*_token_rules(refresh_tokens, cutoff))),
         "token_families": (token_families, _family_ended(cutoff)),
         "spent_flows": (spent_flows, spent_flows.c.expires_at < cutoff),
+        # A spent ID-JAG is refused by its own exp past this (oauth.assertion_grant).
+        "identity_assertions": (identity_assertions, identity_assertions.c.expires_at < cutoff),
     }
     if policy.unused_client_days > 0:
         rules["oauth_clients"] = (oauth_clients, _client_unused(policy, now))

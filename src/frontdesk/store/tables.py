@@ -281,3 +281,15 @@ signing_keys = Table(
     # race (store.signing_keys). Not declared here: its PostgreSQL form would load that
     # dialect into every worker, SQLite ones too.
 )
+
+# Identity Assertion JWT Authorization Grants spent at the token endpoint (migration 0013,
+# store.assertion_grants): a SHA-256 of the issuer and ``jti`` only, never the assertion.
+# The primary key refuses a replay on every instance; a row goes once the assertion has
+# expired (store.retention).
+identity_assertions = Table(
+    "identity_assertions",
+    metadata,
+    Column("tenant_key", String(63), primary_key=True),
+    Column("assertion_hash", String(64), primary_key=True),
+    Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
+)
