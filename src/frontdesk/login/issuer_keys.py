@@ -6,7 +6,7 @@ The MCP ``ext-auth`` extension "Enterprise-Managed Authorization" (7.4.1) asks t
 fetched over authenticated TLS and rotated safely. So: a key set is fetched under the
 outbound policy (addresses, no redirect, a deadline, a byte cap; https only in production),
 kept for KEYS_TTL_SECONDS, and an assertion naming a ``kid`` the kept set lacks refetches it
-once, not more often than KEY_REFRESH_SECONDS per URL, so that a stream of forged
+once, such refetches not more often than KEY_REFRESH_SECONDS per URL, so that a stream of forged
 assertions never becomes a stream of calls. A refetch replaces the set whole: a key the
 provider withdrew is no longer accepted. A failed fetch is remembered for
 FAILURE_TTL_SECONDS. Failures are logged with their reason (a host, a status, a size), never
@@ -68,6 +68,8 @@ class IssuerKeys:
         self._clock = clock
         self._kept: dict[str, _Kept] = {}
         self._failed_until: dict[str, float] = {}
+        # When each set was last fetched again for an unknown kid (not its first fetch).
+        self._refreshed_at: dict[str, float] = {}
         self._fetching: dict[str, asyncio.Lock] = {}
 
     async def key(self, jwks_uri: str, kid: str | None) -> Key | None:
@@ -91,8 +93,11 @@ class IssuerKeys:
                 # or when the last fetch is too recent (KEY_REFRESH_SECONDS).
                 if not refresh or kept.fetched_at >= asked_at:
                     return kept.keys
-                if now < kept.fetched_at + KEY_REFRESH_SECONDS:
+                if now < self._refreshed_at.get(jwks_uri, -KEY_REFRESH_SECONDS) + (
+                    KEY_REFRESH_SECONDS
+                ):
                     return kept.keys
+                self._refreshed_at[jwks_uri] = now
             if now < self._failed_until.get(jwks_uri, 0.0):
                 raise KeysUnavailable("the identity provider's keys are unavailable")
             try:
@@ -103,6 +108,7 @@ class IssuerKeys:
             if len(self._kept) >= MAX_KEY_SETS and jwks_uri not in self._kept:
                 self._kept.clear()
                 self._failed_until.clear()
+                self._refreshed_at.clear()
             self._kept[jwks_uri] = _Kept(keys, self._clock())
             return keys
 
