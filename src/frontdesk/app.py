@@ -38,6 +38,7 @@ from frontdesk.oauth.flow import FlowSigner
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.rendering import render_authorize_page, render_oauth_error, render_outage
 from frontdesk.oauth.routes import oauth_routes
+from frontdesk.oauth.tool_consent import ToolConsent
 from frontdesk.observability.log_throttle import outage_warnings
 from frontdesk.observability.logs import configure_logging
 from frontdesk.observability.metrics import (
@@ -106,6 +107,7 @@ class Services:
     usage: UsageFlusher
     # The JWTs a company's APIs receive, and the keys that sign them (its jwks_uri).
     identity: IdentityTokens
+    tool_consent: ToolConsent  # the tool versions grants were allowed (issue 33)
 
     @classmethod
     def build(cls, settings: Settings) -> Services:
@@ -148,6 +150,7 @@ class Services:
             logins=LoginConnectors(settings, outbound),
             usage=UsageFlusher(UsageCounters(), database, settings.usage_flush_seconds),
             identity=identity,
+            tool_consent=ToolConsent(database.engine),
         )
 
     async def start(self) -> None:
@@ -237,7 +240,7 @@ class Frontdesk(Edge):
             services.sessions,
             services.limiter,
             addresses,
-            BearerResolver(services.grants, services.settings),
+            BearerResolver(services.grants, services.settings, services.tool_consent),
             RequestStates(services.settings.secret_keys),
             parse_rate_limit(services.settings.mcp_rate_limit),
             services.usage.counters,
@@ -326,6 +329,7 @@ def _routes(services: Services, addresses: ClientAddressResolver, mcp: McpHandle
         ),
         consents=ConsentRepository(services.database.engine),
         identity=services.identity,
+        tool_consent=services.tool_consent,
     )
     routed = Starlette(
         # One route per path, answering OPTIONS and naming all its methods in Allow.

@@ -28,6 +28,9 @@ class Caller(NamedTuple):
     address: str
     customer: Customer | None = None
     client_id: str | None = None
+    # The personal tools that changed since the customer allowed this client, and ask
+    # again before they answer it (oauth.tool_consent).
+    asked_again: frozenset[str] = frozenset()
 
     @property
     def is_guest(self) -> bool:

@@ -185,6 +185,9 @@ class Authorize:
             response = await to_login(services, signin, flow, services.flows.seal(flow))
             browser.bind(services, response, company.tenant_key, cookie)
             return response
-        response = consent_page(request, services, company, client, flow, sealed)
+        changed = await remembered.tools_changed(
+            services, request, company.tenant_key, flow.client_id
+        )
+        response = consent_page(request, services, company, client, flow, sealed, changed)
         browser.bind(services, response, company.tenant_key, cookie)
         return response

@@ -61,10 +61,16 @@ async def signed_in(services: OAuthServices, flow: Flow, identity: Identity) -> 
         browser.release(response, flow.tenant_key)
         remembered.forget_browser(services, response, flow.tenant_key)
         return response
-    code = await services.grants.issue_code(flow, customer_id)
+    # The customer allowed the company's personal tools as they are now: the grant holds
+    # their versions, and a tool changed since asks again (oauth.tool_consent).
+    company = await services.registry.active(flow.tenant_key)
+    snapshot = None if company is None else await services.tool_consent.record_consent(company)
+    code = await services.grants.issue_code(flow, customer_id, snapshot)
     # The customer allowed these scopes (on the consent page, or at an earlier sign-in):
     # the next sign-in of this client asking for no more skips the page (oauth.remembered).
-    await services.consents.remember(flow.tenant_key, customer_id, flow.client_id, flow.scope)
+    await services.consents.remember(
+        flow.tenant_key, customer_id, flow.client_id, flow.scope, snapshot
+    )
     log.info("signin_completed", tenant=flow.tenant_key, client_id=flow.client_id)
     metrics.signin_completed(flow.tenant_key)
     location = redirect_with(

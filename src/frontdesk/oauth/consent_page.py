@@ -25,6 +25,7 @@ from frontdesk.oauth.clients import KnownClient
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.pages import page
+from frontdesk.oauth.tool_consent import ChangedTool
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,8 @@ class PersonalTool:
     title: str
     # May change or delete something of the customer's (MCP ToolAnnotations defaults).
     destructive: bool
+    # Since the customer last allowed this client (oauth.tool_consent): "new", "changed".
+    changed: str | None = None
 
 
 def _title(tool: ServedTool) -> str:
@@ -51,10 +54,14 @@ def may_destroy(tool: ServedTool) -> bool:
     return annotations.destructive_hint is not False
 
 
-def personal_tools(company: ServedCompany) -> list[PersonalTool]:
-    """The tools a signed-in client can use as the customer, in the company's order."""
+def personal_tools(
+    company: ServedCompany, changed: tuple[ChangedTool, ...] = ()
+) -> list[PersonalTool]:
+    """The tools a signed-in client can use as the customer, in the catalog's order, each
+    marked if it changed since the customer last allowed the client."""
+    since = {tool.name: "new" if tool.new else "changed" for tool in changed}
     return [
-        PersonalTool(_title(tool), may_destroy(tool))
+        PersonalTool(_title(tool), may_destroy(tool), since.get(tool.name))
         for tool in company.tools.values()
         if tool.is_personal
     ]
@@ -67,6 +74,7 @@ def consent_page(
     client: KnownClient,
     flow: Flow,
     sealed: str,
+    changed: tuple[ChangedTool, ...] = (),
 ) -> Response:
     redirect = urlsplit(flow.redirect_uri)
     issuer = services.settings.issuer(company.tenant_key)
@@ -75,7 +83,8 @@ def consent_page(
         "consent.html",
         company_name=company.name,
         client=client_display(client.client_id, client.name),
-        tools=personal_tools(company),
+        tools=personal_tools(company, changed),
+        tools_changed=bool(changed),
         redirect_host=redirect.netloc or redirect.scheme,
         scopes=flow.scope.split(),
         flow=sealed,

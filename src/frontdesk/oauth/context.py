@@ -17,6 +17,7 @@ from frontdesk.oauth.clients import ClientDirectory
 from frontdesk.oauth.errors import AuthorizePage, RateLimited, SigninNotSetUp
 from frontdesk.oauth.flow import FlowSigner
 from frontdesk.oauth.grants import Grants
+from frontdesk.oauth.tool_consent import ToolConsent
 from frontdesk.observability import metrics
 from frontdesk.store.consents import ConsentRepository
 from frontdesk.store.customers import CustomerRepository
@@ -49,6 +50,7 @@ class OAuthServices:
     flows: FlowSigner
     consents: ConsentRepository
     identity: IdentityTokens
+    tool_consent: ToolConsent
 
     async def limit(
         self, request: Request, limit: RateLimit, *identity: str, page: bool = False

@@ -60,6 +60,8 @@ class Bearer(NamedTuple):
 
     customer: Customer
     client_id: str
+    # The tool versions the grant's consent covered (oauth.tool_consent); None: unchecked.
+    tool_snapshot: str | None = None
 
 
 class Grants:
@@ -71,7 +73,9 @@ class Grants:
         self._box = box
         self._granted_scopes: dict[str, frozenset[str]] = {}
 
-    async def issue_code(self, flow: Flow, customer_id: int) -> str:
+    async def issue_code(
+        self, flow: Flow, customer_id: int, tool_snapshot: str | None = None
+    ) -> str:
         now = datetime.now(UTC)
         code = mint(Kind.CODE)
         record = CodeRecord(
@@ -83,6 +87,7 @@ class Grants:
             resource=flow.resource,
             expires_at=now + CODE_TTL,
             used_at=None,
+            tool_snapshot=tool_snapshot,
         )
         await self._repository.save_code(flow.tenant_key, digest(code), record, now)
         return code
@@ -192,7 +197,7 @@ class Grants:
             # Verified goes with the address: without the email scope there is neither.
             email_verified=record.email_verified and "email" in granted,
         )
-        return Bearer(customer=customer, client_id=record.client_id)
+        return Bearer(customer, record.client_id, record.tool_snapshot)
 
     def _granted(self, scope: str) -> frozenset[str]:
         """The scopes of a grant as a set, kept per scope text: grants share a handful of

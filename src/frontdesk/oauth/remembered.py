@@ -20,6 +20,7 @@ from starlette.responses import Response
 
 from frontdesk.oauth.browser import cookie_path
 from frontdesk.oauth.context import OAuthServices
+from frontdesk.oauth.tool_consent import ChangedTool
 from frontdesk.sealing.signing import Signer
 
 REMEMBERED_COOKIE = "frontdesk_customer"
@@ -75,9 +76,25 @@ async def allowed_by(
     customer_id = remembered_customer(services, request, tenant_key)
     if customer_id is None:
         return None
-    if await services.consents.has_consented(tenant_key, customer_id, client_id, scope):
-        return customer_id
-    return None
+    if not await services.consents.has_consented(tenant_key, customer_id, client_id, scope):
+        return None
+    # A tool changed since, in a way that may do more, asks again (oauth.tool_consent).
+    if await tools_changed(services, request, tenant_key, client_id):
+        return None
+    return customer_id
+
+
+async def tools_changed(
+    services: OAuthServices, request: Request, tenant_key: str, client_id: str
+) -> tuple[ChangedTool, ...]:
+    """The personal tools that changed since this browser's customer last allowed the
+    client, in a way that asks again; none when no customer is remembered."""
+    customer_id = remembered_customer(services, request, tenant_key)
+    company = await services.registry.active(tenant_key)
+    if customer_id is None or company is None:
+        return ()
+    snapshot = await services.consents.tool_snapshot(tenant_key, customer_id, client_id)
+    return await services.tool_consent.changed(company, snapshot)
 
 
 def forget_browser(services: OAuthServices, response: Response, tenant_key: str) -> None:

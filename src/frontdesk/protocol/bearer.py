@@ -11,12 +11,14 @@ from frontdesk.config import Settings
 from frontdesk.domain import Caller
 from frontdesk.oauth.grants import Grants
 from frontdesk.oauth.metadata import resource_metadata_url
+from frontdesk.oauth.tool_consent import NOTHING, ToolConsent
 from frontdesk.protocol.errors import Unauthorized
 
 NO_SIGNIN_CHALLENGE = (
     'Bearer error="invalid_token", error_description="This company has not set up customer sign-in"'
 )
 REFUSAL = "The access token is invalid, expired or revoked"
+TOOL_CHANGED = "This tool changed since the customer allowed this client: ask them again"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +34,16 @@ class Challenges:
     guest_in_reply: str
     # RFC 6750 3.1: a token that is invalid, expired or revoked.
     refused_token: str
+    # A tool that changed since the grant's consent (oauth.tool_consent): the step-up
+    # challenge, in the header and in the tool's result alike.
+    tool_changed: str
 
 
 class BearerResolver:
-    def __init__(self, grants: Grants, settings: Settings) -> None:
+    def __init__(self, grants: Grants, settings: Settings, tool_consent: ToolConsent) -> None:
         self._grants = grants
         self._settings = settings
+        self._tool_consent = tool_consent
         self._challenges: dict[str, Challenges] = {}
 
     def challenges(self, tenant_key: str) -> Challenges:
@@ -56,6 +62,10 @@ class BearerResolver:
                 ),
                 refused_token=(
                     f'{where}, error="invalid_token", error_description="{REFUSAL}", {what}'
+                ),
+                tool_changed=(
+                    f'{where}, error="insufficient_scope",'
+                    f' error_description="{TOOL_CHANGED}", {what}'
                 ),
             )
         return challenges
@@ -79,4 +89,8 @@ class BearerResolver:
                 REFUSAL,
                 challenge=self.challenges(company.tenant_key).refused_token,
             )
-        return Caller(address=address, customer=bearer.customer, client_id=bearer.client_id)
+        snapshot = bearer.tool_snapshot
+        asked_again = NOTHING
+        if snapshot is not None and snapshot != company.consent_snapshot:
+            asked_again = await self._tool_consent.asking(company, snapshot)
+        return Caller(address, bearer.customer, bearer.client_id, asked_again)

@@ -163,6 +163,22 @@ def refusal_of(
             is_error=True,
             meta={"mcp/www_authenticate": [challenges.guest_in_reply]},
         )
+    if tool.name in context.caller.asked_again and context.sign_in is not None:
+        # Changed since the customer allowed this client, in a way that may do more
+        # (oauth.tool_consent): the step-up challenge until they allow it again.
+        count_refused(context, tool, usage.UNAUTHORIZED)
+        context.www_authenticate = context.sign_in.tool_changed
+        return ToolResult(
+            content=[
+                {
+                    "type": "text",
+                    "text": f"{tool.name} changed since you allowed this assistant at"
+                    f" {company.name}: allow it again to use it.",
+                }
+            ],
+            is_error=True,
+            meta={"mcp/www_authenticate": [context.sign_in.tool_changed]},
+        )
     problem = tool.arguments.problem(arguments)
     if problem is not None:
         count_refused(context, tool, usage.INVALID_ARGUMENTS)

@@ -38,6 +38,7 @@ class AccessGrants:
                 customers.c.email,
                 customers.c.name,
                 customers.c.email_verified,
+                family.tool_snapshot,
                 access_tokens.c.used_at,
             )
             .select_from(
@@ -59,7 +60,7 @@ class AccessGrants:
             return None
         if row.used_at is None and not await self._mark_used(token_hash, now):
             return None
-        return AccessRecord(*row[:7])
+        return AccessRecord(*row[:8])
 
     async def _mark_used(self, token_hash: str, now: datetime) -> bool:
         """Record a token's first use; False when it was revoked since it was read (it

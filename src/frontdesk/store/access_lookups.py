@@ -40,7 +40,7 @@ FIND_LIVE_ACCESS_TOKENS = """
 WITH live AS (
     SELECT a.token_hash, f.tenant_key, a.expires_at, f.id, f.customer_id,
            f.client_id, f.scope, f.resource, c.subject, c.email, c.name, c.email_verified,
-           a.used_at IS NOT NULL AS used
+           f.tool_snapshot, a.used_at IS NOT NULL AS used
     FROM access_tokens a
     JOIN token_families f ON f.id = a.family_id
     JOIN customers c ON c.id = f.customer_id
@@ -53,7 +53,7 @@ WITH live AS (
     RETURNING a.token_hash
 )
 SELECT token_hash, tenant_key, expires_at, id, customer_id,
-       client_id, scope, resource, subject, email, name, email_verified
+       client_id, scope, resource, subject, email, name, email_verified, tool_snapshot
 FROM live
 WHERE used OR token_hash IN (SELECT token_hash FROM first_use)
 """

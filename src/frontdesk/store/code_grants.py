@@ -42,6 +42,7 @@ class CodeGrants:
                     resource=record.resource,
                     expires_at=record.expires_at,
                     created_at=now,
+                    tool_snapshot=record.tool_snapshot,
                 )
             )
 
@@ -56,12 +57,13 @@ class CodeGrants:
             table.resource,
             table.expires_at,
             table.used_at,
+            table.tool_snapshot,
         ).where(table.code_hash == code_hash, table.tenant_key == tenant_key)
         async with self._reads.connect() as connection:
             row = (await connection.execute(query)).first()
         if row is None:
             return None
-        return CodeRecord(*row[:6], as_utc(row.expires_at), row.used_at)
+        return CodeRecord(*row[:6], as_utc(row.expires_at), row.used_at, row.tool_snapshot)
 
     async def exchange_code(
         self,
@@ -98,6 +100,7 @@ class CodeGrants:
                     resource=record.resource,
                     code_hash=code_hash,
                     created_at=now,
+                    tool_snapshot=record.tool_snapshot,
                 )
                 .returning(token_families.c.id)
             )

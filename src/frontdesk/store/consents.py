@@ -55,9 +55,12 @@ async def remember(
     client_id: str,
     scope: str,
     now: datetime,
+    tool_snapshot: str | None = None,
 ) -> None:
-    """Record that the customer allowed ``scope``, widening what they allowed before.
-    Raises IntegrityError when a concurrent sign-in inserted the row first."""
+    """Record that the customer allowed ``scope``, widening what they allowed before, and
+    the company's tools as ``tool_snapshot`` names them (the latest consent's, kept as it
+    stands: oauth.tool_consent). Raises IntegrityError when a concurrent sign-in inserted
+    the row first."""
     allowed = await _allowed(connection, tenant_key, customer_id, client_id)
     if allowed is None:
         await connection.execute(
@@ -68,6 +71,7 @@ async def remember(
                 scope=" ".join(sorted(_scopes(scope))),
                 granted_at=now,
                 updated_at=now,
+                tool_snapshot=tool_snapshot,
             )
         )
         return
@@ -79,7 +83,7 @@ async def remember(
             consents.c.customer_id == customer_id,
             consents.c.client_id == client_id,
         )
-        .values(scope=widened, updated_at=now)
+        .values(scope=widened, updated_at=now, tool_snapshot=tool_snapshot)
     )
 
 
@@ -109,13 +113,34 @@ class ConsentRepository:
         async with self._engine.connect() as connection:
             return await has_consented(connection, tenant_key, customer_id, client_id, scope)
 
-    async def remember(self, tenant_key: str, customer_id: int, client_id: str, scope: str) -> None:
+    async def tool_snapshot(self, tenant_key: str, customer_id: int, client_id: str) -> str | None:
+        """The tool versions the customer's latest consent to this client covered."""
+        async with self._engine.connect() as connection:
+            found = await connection.execute(
+                select(consents.c.tool_snapshot).where(
+                    consents.c.tenant_key == tenant_key,
+                    consents.c.customer_id == customer_id,
+                    consents.c.client_id == client_id,
+                )
+            )
+            snapshot = found.scalar()
+        return None if snapshot is None else str(snapshot)
+
+    async def remember(
+        self,
+        tenant_key: str,
+        customer_id: int,
+        client_id: str,
+        scope: str,
+        tool_snapshot: str | None = None,
+    ) -> None:
         now = datetime.now(UTC)
+        arguments = (tenant_key, customer_id, client_id, scope, now, tool_snapshot)
         try:
             async with self._engine.begin() as connection:
-                await remember(connection, tenant_key, customer_id, client_id, scope, now)
+                await remember(connection, *arguments)
         except IntegrityError:
             # The same customer finished two sign-ins of this client at once and the other
             # insert won: this second try finds that row and widens it.
             async with self._engine.begin() as connection:
-                await remember(connection, tenant_key, customer_id, client_id, scope, now)
+                await remember(connection, *arguments)

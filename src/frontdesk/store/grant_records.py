@@ -20,6 +20,8 @@ class CodeRecord:
     resource: str | None
     expires_at: datetime
     used_at: datetime | None
+    # The tool versions the customer allowed (store.tool_versions); None: not held to any.
+    tool_snapshot: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,8 @@ class AccessRecord(NamedTuple):
     email: str | None
     name: str | None
     email_verified: bool
+    # The tool versions the grant's consent covered (oauth.tool_consent); None: unchecked.
+    tool_snapshot: str | None = None
 
 
 class Ending(NamedTuple):

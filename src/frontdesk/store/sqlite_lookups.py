@@ -37,7 +37,7 @@ from frontdesk.store.grant_records import AccessRecord
 # used before. A search by primary key in each table.
 FIND_LIVE_ACCESS_GRANT = """
 SELECT f.client_id, f.scope, f.resource, c.subject, c.email, c.name, c.email_verified,
-       a.used_at IS NOT NULL
+       f.tool_snapshot, a.used_at IS NOT NULL
 FROM access_tokens a
 JOIN token_families f ON f.id = a.family_id
 JOIN customers c ON c.id = f.customer_id
@@ -90,9 +90,11 @@ class SqliteAccessReader:
         if not rows:
             return None
         row = rows[0]
-        client_id, scope, resource, subject, email, name, email_verified, used = row
+        client_id, scope, resource, subject, email, name, email_verified, snapshot, used = row
         # SQLite hands a boolean back as 0 or 1.
-        grant = AccessRecord(client_id, scope, resource, subject, email, name, bool(email_verified))
+        grant = AccessRecord(
+            client_id, scope, resource, subject, email, name, bool(email_verified), snapshot
+        )
         return grant, bool(used)
 
     def _open(self) -> sqlite3.Connection:

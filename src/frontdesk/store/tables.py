@@ -106,6 +106,8 @@ consents = Table(
     Column("scope", String(200), nullable=False),
     Column("granted_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # The tool versions the latest consent covered (tool_snapshots; migration 0014).
+    Column("tool_snapshot", String(64), nullable=True),
 )
 
 # Sign-in flows spent by their callback (oauth.flow): a SHA-256 hash of the flow's random
@@ -136,6 +138,8 @@ authorization_codes = Table(
     Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
     Column("used_at", DateTime(timezone=True), nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # The tool versions the consent behind this code covered (migration 0014).
+    Column("tool_snapshot", String(64), nullable=True),
 )
 
 # A family is every token descended from one authorization code; reuse of a spent refresh
@@ -152,6 +156,8 @@ token_families = Table(
     Column("code_hash", String(64), nullable=False, index=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True), nullable=True),
+    # The tool versions its consent covered; NULL: a grant not held to versions (0014).
+    Column("tool_snapshot", String(64), nullable=True),
     # A client's families: whether it was ever granted (store.retention).
     Index("ix_token_families_tenant_client", "tenant_key", "client_id"),
 )
@@ -292,4 +298,29 @@ identity_assertions = Table(
     Column("tenant_key", String(63), primary_key=True),
     Column("assertion_hash", String(64), primary_key=True),
     Column("expires_at", DateTime(timezone=True), nullable=False, index=True),
+)
+
+# Tool change control (migration 0014, companies.tool_versions): each version of each tool
+# as first seen, with the document its version hashes (to judge a later change), and the
+# sets of versions consents covered, named by their hash (``tool_snapshot`` above).
+tool_versions = Table(
+    "tool_versions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("tenant_key", String(63), nullable=False),
+    Column("tool", String(128), nullable=False),
+    Column("version", String(64), nullable=False),
+    Column("definition_hash", String(64), nullable=False),
+    Column("document", JsonDocument, nullable=False),
+    Column("first_seen_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("tenant_key", "tool", "version", "definition_hash"),
+)
+
+tool_snapshots = Table(
+    "tool_snapshots",
+    metadata,
+    Column("tenant_key", String(63), primary_key=True),
+    Column("snapshot", String(64), primary_key=True),
+    Column("versions", JsonDocument, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
 )
