@@ -17,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.live.conftest import RunningProcess, start_service
 from tests.live.test_workers import wait_until_every_worker_listens
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.live
 
@@ -25,6 +26,8 @@ SCRAPES = 10
 # The index: no one else asks for it (the start-up probe reads /healthz).
 ROUTE = "/"
 RESPAWN_DEADLINE = 30.0
+# Each worker hands its figures to the others every second.
+BATCH_DEADLINE = 10.0
 
 
 def test_every_scrape_reads_every_workers_requests(tmp_path: Path) -> None:
@@ -58,6 +61,8 @@ def test_a_dead_workers_requests_stay_counted(tmp_path: Path) -> None:
         port = int(running.service.base_url.rsplit(":", 1)[1])
         for _ in range(REQUESTS):
             assert fresh_connection_get(running, ROUTE).status_code == 200
+        # Counted in the files: what a worker counted since its last batch dies with it.
+        wait_for_the_batches(running)
         workers = wait_until_every_worker_listens(running.process.pid, port, count=2)
 
         os.kill(workers[0], signal.SIGKILL)
@@ -78,6 +83,16 @@ def start_two_workers(tmp_path: Path, extra_env: dict[str, str] | None = None) -
     # /healthz answering means only that one worker serves.
     wait_until_every_worker_listens(running.process.pid, port, count=2)
     return running
+
+
+def wait_for_the_batches(running: RunningProcess) -> None:
+    """Until every worker has handed its requests to the others: each keeps the figures of
+    its requests in memory and writes them out once a second (request_figures.py)."""
+    wait_until(
+        lambda: all(total == (REQUESTS, REQUESTS) for total in scraped_totals(running)),
+        BATCH_DEADLINE,
+        "every worker's requests in every scrape",
+    )
 
 
 def fresh_connection_get(running: RunningProcess, path: str) -> httpx.Response:

@@ -9,7 +9,9 @@ worker's figures in a memory-mapped file, and /metrics adds all the files up: ev
 worker answers with the same totals, and a worker that exits or is respawned leaves its
 counts in them. Without that variable (an application built in a test, or embedded), each
 application keeps its figures in a registry of its own, so that several applications in
-one process never share counters.
+one process never share counters. The families every request records are the exception:
+kept in memory and shared in batches (request_figures.py), as a write per update cost more
+than the rest of the edge.
 
 The edge records every request (``record``). Events deeper down (a sign-in, a token, a
 backend call, a refusal) are recorded where they happen through this module's functions,
@@ -39,7 +41,6 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
-    Histogram,
     disable_created_metrics,
     generate_latest,
 )
@@ -47,6 +48,8 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from starlette.requests import Request
 from starlette.responses import Response
+
+from frontdesk.observability.request_figures import FLUSH_SECONDS, Family, RequestFigures
 
 # Where prometheus_client's multiprocess mode keeps the workers' files: it reads this
 # variable when it is first imported, so it must be set before a worker starts.
@@ -80,7 +83,7 @@ LIMIT_KINDS = frozenset(
 )
 
 # How often each worker reads how many database connections it has lent out.
-POOL_SAMPLE_SECONDS = 1.0
+POOL_SAMPLE_SECONDS = FLUSH_SECONDS
 # A pool's name, and how many connections it has lent out.
 PoolReading = tuple[str, int]
 
@@ -101,29 +104,28 @@ class Metrics:
     def __init__(self, known_company: KnownCompany | None = None) -> None:
         own = CollectorRegistry(auto_describe=False)
         self._known_company = known_company
-        self.http_requests = Counter(
+        # The families every request records: kept in memory, shared in batches
+        # (request_figures.py), not written through to a file at each update.
+        self.http_requests = Family(
             "frontdesk_http_requests",
             "HTTP requests answered, by route and status.",
             ("method", "route", "status"),
-            registry=own,
+            None,
         )
-        self.http_request_duration = Histogram(
+        self.http_request_duration = Family(
             "frontdesk_http_request_duration_seconds",
             "Time to answer an HTTP request, by route.",
             ("route",),
-            buckets=BUCKETS,
-            registry=own,
+            BUCKETS,
         )
         # One histogram holds both the requests and their latency by company: its _count is
-        # the requests by status, and a request is recorded at one histogram's cost, not a
-        # counter's and a histogram's (each is a write to the worker's file).
-        self.company_request_duration = Histogram(
+        # the requests by status.
+        self.company_request_duration = Family(
             "frontdesk_company_request_duration_seconds",
             "Time to answer a request to a company's endpoints (/v1/{tenantKey}/...), by"
             ' company, route and status; "unknown" for a tenant key of no active company.',
             ("company", "route", "status"),
-            buckets=BUCKETS,
-            registry=own,
+            BUCKETS,
         )
         self.signins_started = Counter(
             "frontdesk_signins_started",
@@ -162,18 +164,17 @@ class Metrics:
             ("company",),
             registry=own,
         )
-        self.backend_calls = Counter(
+        self.backend_calls = Family(
             "frontdesk_backend_calls",
             "Tool calls made to a provider, by company, tool and outcome.",
             ("company", "tool", "outcome"),
-            registry=own,
+            None,
         )
-        self.backend_call_duration = Histogram(
+        self.backend_call_duration = Family(
             "frontdesk_backend_call_duration_seconds",
             "Time a tool's provider took to answer, by company and tool.",
             ("company", "tool"),
-            buckets=BACKEND_BUCKETS,
-            registry=own,
+            BACKEND_BUCKETS,
         )
         self.rate_limited = Counter(
             "frontdesk_rate_limited",
@@ -197,14 +198,20 @@ class Metrics:
             registry=own,
         )
         self._shared_dir = os.environ.get(MULTIPROCESS_DIR_VARIABLE) or None
+        self.figures = RequestFigures(
+            (
+                self.http_requests,
+                self.http_request_duration,
+                self.company_request_duration,
+                self.backend_calls,
+                self.backend_call_duration,
+            ),
+            self._shared_dir,
+        )
         self._exposed = (
             _recorded(own) if self._shared_dir is None else _every_worker(self._shared_dir)
         )
-        # Each label set's children, looked up once: ``labels()`` checks and joins the
-        # values and takes a lock, and a request is recorded on every call.
-        self._request_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
-        self._company_children: dict[tuple[str, str, int], Histogram] = {}
-        self._backend_children: dict[tuple[str, str, str], tuple[Counter, Histogram]] = {}
+        self._exposed.register(self.figures)
         self._sampler: asyncio.Task[None] | None = None
 
     def entered(self) -> object:
@@ -218,16 +225,8 @@ class Metrics:
 
     def record(self, route: str, method: str, status: int, seconds: float) -> None:
         """Count one answered request."""
-        key = (route, method, status)
-        children = self._request_children.get(key)
-        if children is None:
-            children = self._request_children[key] = (
-                self.http_requests.labels(method, route, str(status)),
-                self.http_request_duration.labels(route),
-            )
-        requests, duration = children
-        requests.inc()
-        duration.observe(seconds)
+        self.http_requests.inc((method, route, str(status)))
+        self.http_request_duration.observe((route,), seconds)
 
     def company_label(self, tenant_key: str) -> str:
         """The tenant key of an active company, else ``COMPANY_UNKNOWN`` (no made-up keys)."""
@@ -238,30 +237,16 @@ class Metrics:
     def record_company(self, tenant_key: str, route: str, status: int, seconds: float) -> None:
         """Count one answered request to a company's endpoints."""
         company = self.company_label(tenant_key)
-        key = (company, route, status)
-        duration = self._company_children.get(key)
-        if duration is None:
-            duration = self._company_children[key] = self.company_request_duration.labels(
-                company, route, str(status)
-            )
-        duration.observe(seconds)
+        self.company_request_duration.observe((company, route, str(status)), seconds)
 
     def record_backend_call(
         self, company: str, tool: str, outcome: str, seconds: float | None
     ) -> None:
         if outcome not in BACKEND_OUTCOMES:
             outcome = "error"
-        key = (company, tool, outcome)
-        children = self._backend_children.get(key)
-        if children is None:
-            children = self._backend_children[key] = (
-                self.backend_calls.labels(company, tool, outcome),
-                self.backend_call_duration.labels(company, tool),
-            )
-        calls, duration = children
-        calls.inc()
+        self.backend_calls.inc((company, tool, outcome))
         if seconds is not None:
-            duration.observe(seconds)
+            self.backend_call_duration.observe((company, tool), seconds)
 
     def start(self, read_pools: Callable[[], Iterable[PoolReading]]) -> None:
         """The application starts serving. The families whose labels are a fixed set start
@@ -283,6 +268,8 @@ class Metrics:
             self._sample(read)
 
     def _sample(self, read: Callable[[], Iterable[PoolReading]]) -> None:
+        # The request figures' batch, on the same beat (request_figures.FLUSH_SECONDS).
+        self.figures.flush()
         for pool, in_use in read():
             self.pool_in_use.labels(pool).set(in_use)
 
@@ -297,6 +284,7 @@ class Metrics:
         sampler, self._sampler = self._sampler, None
         if sampler is not None:
             sampler.cancel()
+        self.figures.flush()
         if self._shared_dir is not None:
             mark_process_dead(os.getpid(), self._shared_dir)  # type: ignore[no-untyped-call]
 
