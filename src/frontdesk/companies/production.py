@@ -20,7 +20,7 @@ from frontdesk.companies.definition import FROM_STORE, CompanyDefinition, DevLog
 
 def production_problems(company: CompanyDefinition) -> list[str]:
     """Why ``company`` cannot be served in production, one line each (none: it can)."""
-    return _signin_problems(company) + _console_problems(company)
+    return _signin_problems(company) + _enterprise_problems(company) + _console_problems(company)
 
 
 def _signin_problems(company: CompanyDefinition) -> list[str]:
@@ -36,6 +36,19 @@ def _signin_problems(company: CompanyDefinition) -> list[str]:
             f" ({login.issuer}): its code, tokens and client secret would travel in clear"
         ]
     return []
+
+
+def _enterprise_problems(company: CompanyDefinition) -> list[str]:
+    """The enterprise providers a company trusts (companies.enterprise_providers): their
+    keys are fetched over authenticated TLS only (MCP ext-auth "Enterprise-Managed
+    Authorization", 7.3 and 7.4.1)."""
+    providers = company.signin.enterprise_providers if company.signin is not None else []
+    return [
+        f"{company.tenant_key}: the enterprise provider {provider.issuer} must be https"
+        " (issuer and jwks_uri): a forged key set would let anyone sign in"
+        for provider in providers
+        if not (issuer_is_safe(provider.issuer) and issuer_is_safe(provider.jwks_uri))
+    ]
 
 
 def _console_problems(company: CompanyDefinition) -> list[str]:
