@@ -28,6 +28,7 @@ answers 503 ``temporarily_unavailable``: the assertion may well be good, and a c
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from datetime import UTC, datetime
 from typing import Any, TypeGuard
@@ -183,7 +184,8 @@ def _check_claims(
 
 
 def _number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    # A JSON decoder may give NaN or infinity, which no comparison below would refuse.
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _scopes(asked: str | None, asserted: Any, provider: EnterpriseProvider) -> str:
