@@ -85,6 +85,13 @@ def test_apply_of_an_invalid_file_fails_naming_the_field(tmp_path: Path, databas
         "name": "sync",
         "description": "Not async.",
         "provider": {"type": "python", "target": "tests.fixtures.tools:not_async"},
+        "annotations": {
+            "title": "Sync",
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
     }
     document = {
         "companies": [

@@ -13,6 +13,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from frontdesk.cli.main import main
+from tests.support.tool_annotations import read_only
 
 CLIENT_SECRET = "oidc-client-secret-ZQ7x9PLk"
 BACKEND_SECRET = "backend-signing-secret-W4rT8nBv"
@@ -49,6 +50,7 @@ def companies_file(tmp_path: Path, **login: Any) -> Path:
                     {
                         "name": "lookup",
                         "description": "Looks an order up.",
+                        "annotations": read_only("Look an order up"),
                         "provider": {
                             "type": "http",
                             "url": "https://backend.example/tools",

@@ -62,6 +62,13 @@ IN_PROCESS_ONLY = {
             "description": "Repeats the text it is given.",
             "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}},
             "provider": {"type": "python", "target": "frontdesk.demo.tools:echo"},
+            "annotations": {
+                "title": "Echo",
+                "readOnlyHint": True,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
         }
     ],
     "signin": {"login": {"type": "dev"}},

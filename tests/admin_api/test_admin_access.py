@@ -14,6 +14,7 @@ from frontdesk.app import Frontdesk
 from frontdesk.store.admin_keys import AdminKeys
 from frontdesk.store.audit import AuditLog
 from tests.admin_api.conftest import MakeKey, admin
+from tests.support.tool_annotations import read_only
 
 pytestmark = [pytest.mark.anyio]
 
@@ -130,6 +131,7 @@ async def test_only_an_operator_key_names_a_new_python_function(
     key = await make_key("initech")
     add = {
         "description": "Adds two integers.",
+        "annotations": read_only("Add"),
         "provider": {"type": "python", "target": "tests.fixtures.tools:add"},
     }
     refused = await admin(client, "PUT", "/companies/initech/tools/add", key, json=add)

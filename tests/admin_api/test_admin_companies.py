@@ -15,6 +15,7 @@ from frontdesk.config import Settings
 from frontdesk.store.companies import CompanyChanged
 from tests.admin_api.conftest import admin
 from tests.conftest import BASE_URL, start_app
+from tests.support.tool_annotations import read_only
 
 pytestmark = [pytest.mark.anyio]
 
@@ -29,10 +30,18 @@ NEWCO: dict[str, Any] = {
             "description": "Repeats text.",
             "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}},
             "provider": {"type": "python", "target": "tests.fixtures.tools:echo"},
+            "annotations": {
+                "title": "Echo",
+                "readOnlyHint": True,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
         },
         {
             "name": "lookup",
             "description": "Looks an order up at the company's backend.",
+            "annotations": read_only("Look an order up"),
             "access": "personal",
             "provider": {
                 "type": "http",
@@ -188,6 +197,7 @@ async def test_tools_signin_and_branding_one_by_one(
             "type": "object",
             "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
         },
+        "annotations": read_only("Add"),
         "provider": {"type": "python", "target": "tests.fixtures.tools:add"},
     }
     added = await admin(client, "PUT", "/companies/newco/tools/add", operator_key, json=tool)

@@ -40,6 +40,12 @@ companies:
       - name: whoami
         description: Says who is asking.
         access: personal
+        annotations:
+          title: Whoami
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         provider: {type: python, target: "tests.fixtures.tools:whoami"}
   - tenant_key: contoso
     name: Contoso
@@ -49,6 +55,12 @@ companies:
       - name: whoami
         description: Says who is asking.
         access: personal
+        annotations:
+          title: Whoami
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         provider: {type: python, target: "tests.fixtures.tools:whoami"}
 """
 

@@ -67,13 +67,23 @@ companies:
         title: Who I am
         description: Says who is asking.
         access: personal
-        annotations: {{readOnlyHint: true}}
+        annotations:
+          title: whoami
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         provider: {{type: python, target: "tests.fixtures.tools:whoami"}}
       - name: cancel_order
         title: Cancel my order
         description: Cancels one of the customer's orders.
         access: personal
-        annotations: {{readOnlyHint: false, destructiveHint: true}}
+        annotations:
+          title: cancel_order
+          readOnlyHint: false
+          destructiveHint: true
+          idempotentHint: false
+          openWorldHint: false
         provider: {{type: python, target: "tests.fixtures.tools:whoami"}}
 """,
         encoding="utf-8",

@@ -63,7 +63,12 @@ companies:
       - name: echo
         title: Echo
         description: Repeats the text it is given.
-        annotations: {{readOnlyHint: true}}
+        annotations:
+          title: echo
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         input_schema:
           type: object
           properties: {{text: {{type: string}}}}
@@ -72,7 +77,12 @@ companies:
       - name: whoami
         description: Says who is asking.
         access: personal
-        annotations: {{readOnlyHint: false, destructiveHint: true}}
+        annotations:
+          title: whoami
+          readOnlyHint: false
+          destructiveHint: true
+          idempotentHint: false
+          openWorldHint: false
         provider: {{type: python, target: "tests.fixtures.tools:whoami"}}
 """
     )

@@ -89,6 +89,12 @@ companies:
     tools:
       - name: echo
         description: Repeats text.
+        annotations:
+          title: Echo
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         provider: {{type: python, target: "tests.fixtures.tools:echo"}}
 """
     )

@@ -10,6 +10,7 @@ import pytest
 from frontdesk.companies.console_setup import ConsoleStaff
 from frontdesk.companies.files import parse_companies
 from frontdesk.errors import ConfigurationError
+from tests.support.tool_annotations import read_only
 
 
 def company(console: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +95,7 @@ def test_a_disabled_tool_is_kept_but_not_served() -> None:
                             "name": name,
                             "description": "Repeats text.",
                             "enabled": name == "on",
+                            "annotations": read_only(name),
                             "provider": {"type": "python", "target": "frontdesk.demo.tools:echo"},
                         }
                         for name in ("on", "off")

@@ -17,12 +17,19 @@ from frontdesk.companies.definition import (
     ToolDefinition,
 )
 from frontdesk.config import Region
+from tests.support.tool_annotations import read_only
 
 ECHO = {"type": "python", "target": "tests.fixtures.tools:echo"}
 
 
 def tool(name: str = "echo", **fields: Any) -> dict[str, Any]:
-    return {"name": name, "description": "Repeats text.", "provider": ECHO, **fields}
+    return {
+        "name": name,
+        "description": "Repeats text.",
+        "annotations": read_only("Echo"),
+        "provider": ECHO,
+        **fields,
+    }
 
 
 def company(**fields: Any) -> dict[str, Any]:
@@ -51,14 +58,10 @@ def test_a_tool_without_input_schema_takes_any_object() -> None:
 
 def test_tool_annotations_use_the_mcp_names_both_ways() -> None:
     """Annotations are read and written under MCP's camelCase names."""
-    definition = ToolDefinition.model_validate(
-        tool(annotations={"readOnlyHint": True, "openWorldHint": False})
-    )
+    definition = ToolDefinition.model_validate(tool(annotations=read_only("Echo")))
     assert definition.annotations is not None
-    assert definition.annotations.model_dump(by_alias=True, exclude_none=True) == {
-        "readOnlyHint": True,
-        "openWorldHint": False,
-    }
+    assert definition.annotations.read_only_hint is True
+    assert definition.annotations.model_dump(by_alias=True, exclude_none=True) == read_only("Echo")
 
 
 def test_a_stored_definition_validates_back_to_the_same_company() -> None:
@@ -66,7 +69,7 @@ def test_a_stored_definition_validates_back_to_the_same_company() -> None:
     definition = CompanyDefinition.model_validate(
         company(
             rate_limit="10/second",
-            tools=[tool(annotations={"readOnlyHint": True}, access="personal", timeout=2.5)],
+            tools=[tool(access="personal", timeout=2.5)],
             resources=[{"uri": "acme://logo", "name": "logo", "blob_base64": "AA=="}],
             resource_templates=[
                 {"uri_template": "acme://a/{id}", "name": "a", "completions": {"id": ["1"]}}

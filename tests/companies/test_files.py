@@ -14,6 +14,7 @@ import yaml
 from frontdesk.companies.files import parse_companies, read_companies_file
 from frontdesk.companies.seed import DEMO_FILE
 from frontdesk.errors import ConfigurationError
+from tests.support.tool_annotations import read_only
 
 FIXTURE_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "companies.yaml"
 
@@ -25,6 +26,7 @@ def python_tool(name: str, target: str = "tests.fixtures.tools:echo") -> dict[st
         "name": name,
         "description": f"The {name} tool.",
         "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        "annotations": read_only(name),
         "provider": {"type": "python", "target": target},
     }
 

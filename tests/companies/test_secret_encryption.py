@@ -23,6 +23,7 @@ from frontdesk.store.companies import ApplyOutcome, CompanyRepository
 from frontdesk.store.database import Database
 from frontdesk.store.tables import companies
 from tests.support.logs import captured_logs
+from tests.support.tool_annotations import read_only
 
 pytestmark = pytest.mark.anyio
 
@@ -49,6 +50,7 @@ def company(tenant_key: str, backend_secret: str = BACKEND_SECRET) -> dict[str, 
             {
                 "name": "lookup",
                 "description": "Looks an order up.",
+                "annotations": read_only("Look an order up"),
                 "provider": {
                     "type": "http",
                     "url": "https://backend.example/tools",

@@ -11,12 +11,19 @@ from pydantic import ValidationError
 from frontdesk.companies.definition import FROM_STORE, ClientCapability, ToolDefinition
 from frontdesk.companies.files import parse_companies
 from frontdesk.errors import ConfigurationError
+from tests.support.tool_annotations import read_only
 
 ECHO = {"type": "python", "target": "tests.fixtures.tools:echo"}
 
 
 def tool(name: str = "lookup", **fields: Any) -> dict[str, Any]:
-    return {"name": name, "description": "Looks an order up.", "provider": ECHO, **fields}
+    return {
+        "name": name,
+        "description": "Looks an order up.",
+        "annotations": read_only("Look an order up"),
+        "provider": ECHO,
+        **fields,
+    }
 
 
 def headed(**property_schema: Any) -> dict[str, Any]:

@@ -27,7 +27,12 @@ companies:
     tools:
       - name: echo
         description: Repeats text.
-        annotations: {readOnlyHint: true}
+        annotations:
+          title: Echo
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         input_schema:
           type: object
           properties: {text: {type: string}}
@@ -36,6 +41,12 @@ companies:
       - name: whoami
         description: Says who is asking.
         access: personal
+        annotations:
+          title: Whoami
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         provider: {type: python, target: "tests.fixtures.tools:whoami"}
   - tenant_key: pendant
     name: Pendant Publishing
@@ -45,6 +56,12 @@ companies:
     tools:
       - name: echo
         description: Repeats text.
+        annotations:
+          title: Echo
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         provider: {type: python, target: "tests.fixtures.tools:echo"}
 """
 

@@ -43,27 +43,51 @@ companies:
       - name: todays_menu
         title: Today's menu
         description: Public, so not the customer's to allow.
+        annotations:
+          title: Today's menu
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         {TOOL}
       - name: order_status
         title: My order status
         description: Reads only.
         access: personal
-        annotations: {{readOnlyHint: true}}
+        annotations:
+          title: My order status
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         {TOOL}
       - name: cancel_order
         title: Cancel my order
         description: Destructive, as the company says.
         access: personal
-        annotations: {{readOnlyHint: false, destructiveHint: true}}
+        annotations:
+          title: Cancel my order
+          readOnlyHint: false
+          destructiveHint: true
+          idempotentHint: false
+          openWorldHint: false
         {TOOL}
       - name: add_note
         description: Adds only, titled in its annotations.
         access: personal
-        annotations: {{title: Add a note to my order, destructiveHint: false}}
+        annotations:
+          {{title: Add a note to my order, readOnlyHint: false, destructiveHint: false,
+          idempotentHint: false, openWorldHint: false}}
         {TOOL}
       - name: redeem_points
-        description: Undescribed, so MCP's defaults hold (it may destroy).
+        description: Described as one that may destroy.
         access: personal
+        annotations:
+          title: redeem_points
+          readOnlyHint: false
+          destructiveHint: true
+          idempotentHint: false
+          openWorldHint: false
         {TOOL}
   - tenant_key: {KIOSK}
     name: Station Kiosk
@@ -72,6 +96,12 @@ companies:
     tools:
       - name: timetable
         description: Public only.
+        annotations:
+          title: Timetable
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         {TOOL}
 """
 EXPECTED_TOOLS = [

@@ -312,6 +312,12 @@ companies:
       - name: whoami
         description: Says who is asking.
         access: personal
+        annotations:
+          title: Whoami
+          readOnlyHint: true
+          destructiveHint: false
+          idempotentHint: true
+          openWorldHint: false
         provider: {{type: python, target: "tests.fixtures.tools:whoami"}}
 """,
     )

@@ -24,6 +24,13 @@ HAND_WRITTEN = {
     "name": "echo",
     "description": "Repeats the text it is given.",
     "provider": {"type": "python", "target": "tests.fixtures.tools:echo"},
+    "annotations": {
+        "title": "Echo",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    },
 }
 
 
@@ -75,7 +82,13 @@ async def test_each_operation_becomes_a_tool_beside_the_hand_written_one(
     assert listing["title"] == "List orders"
     assert listing["description"] == "The orders, newest first, optionally by status."
     assert listing["access"] == "public"
-    assert given(listing["annotations"]) == {"readOnlyHint": True}
+    assert given(listing["annotations"]) == {
+        "title": "List orders",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": True,
+    }
     # The referenced parameter and its referenced schema are inlined, its description kept.
     assert listing["input_schema"] == {
         "type": "object",
@@ -113,7 +126,13 @@ async def test_each_operation_becomes_a_tool_beside_the_hand_written_one(
     assert placing["input_schema"]["required"] == ["body"]
     assert placing["input_schema"]["properties"]["body"]["required"] == ["item", "quantity"]
     assert placing["provider"]["body"] is True
-    assert given(placing["annotations"]) == {"readOnlyHint": False}
+    assert given(placing["annotations"]) == {
+        "title": placing["title"] or "place_order",
+        "readOnlyHint": False,
+        "destructiveHint": False,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    }
 
     # The path item's parameter applies to both of its operations.
     assert tools["getOrder"]["input_schema"]["required"] == ["orderId"]
@@ -122,9 +141,11 @@ async def test_each_operation_becomes_a_tool_beside_the_hand_written_one(
     cancelling = tools["cancelOrder"]
     assert cancelling["access"] == "personal"
     assert given(cancelling["annotations"]) == {
+        "title": cancelling["title"] or "cancelOrder",
         "readOnlyHint": False,
         "destructiveHint": True,
         "idempotentHint": True,
+        "openWorldHint": True,
     }
     assert cancelling["output_schema"] is None
     assert tools["getOrder"]["access"] == "public"
@@ -185,8 +206,11 @@ async def test_a_reimport_shows_and_applies_its_diff_and_keeps_other_tools(
     assert tools["echo"] == hand_written
     assert tools["getOrder"]["title"] == "Read one order, in full"
     assert given(tools["refund"]["annotations"]) == {
+        "title": tools["refund"]["title"] or "refund",
         "readOnlyHint": False,
         "destructiveHint": False,
+        "idempotentHint": False,
+        "openWorldHint": True,
     }
 
     again = await import_openapi(companies, "acme", request(revised))

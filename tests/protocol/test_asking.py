@@ -35,12 +35,26 @@ UMBRELLA: dict[str, Any] = {
             "description": "Summarises with the client's model.",
             "required_client_capabilities": ["sampling"],
             "provider": {"type": "python", "target": "tests.protocol.asking:summary"},
+            "annotations": {
+                "title": "Summary",
+                "readOnlyHint": True,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
         },
         {
             # A tool sharing the prompt's name: a state sealed for one is not the other's.
             "name": "letter",
             "description": "Sends a letter.",
             "provider": {"type": "python", "target": "tests.protocol.asking:summary"},
+            "annotations": {
+                "title": "Letter",
+                "readOnlyHint": True,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
         },
     ],
     "prompts": [

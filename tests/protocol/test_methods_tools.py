@@ -60,7 +60,13 @@ async def test_a_listed_tool_carries_its_declared_fields(client: httpx.AsyncClie
             "required": ["text"],
             "additionalProperties": False,
         },
-        "annotations": {"readOnlyHint": True},
+        "annotations": {
+            "title": "Echo",
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
     }
 
 
@@ -81,6 +87,13 @@ async def test_a_listed_tool_omits_what_it_does_not_declare(client: httpx.AsyncC
         "name": "whoami",
         "description": "Says who is asking.",
         "inputSchema": {"type": "object"},
+        "annotations": {
+            "title": "Whoami",
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
     }
     for tool in tools.values():
         assert None not in tool.values()

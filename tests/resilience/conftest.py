@@ -65,6 +65,13 @@ def echo_company(tenant_key: str, rate_limit: str) -> Json:
                     "required": ["text"],
                 },
                 "provider": {"type": "python", "target": "tests.fixtures.tools:echo"},
+                "annotations": {
+                    "title": "Echo",
+                    "readOnlyHint": True,
+                    "destructiveHint": False,
+                    "idempotentHint": True,
+                    "openWorldHint": False,
+                },
             }
         ],
     }

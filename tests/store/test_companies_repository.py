@@ -29,7 +29,13 @@ def document() -> dict[str, Any]:
         "name": "echo",
         "description": "Repeats text.",
         "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}},
-        "annotations": {"readOnlyHint": True},
+        "annotations": {
+            "title": "Echo",
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
         "timeout": 2.5,
         "provider": {"type": "python", "target": "tests.fixtures.tools:echo"},
     }
@@ -162,6 +168,13 @@ async def test_a_file_whose_second_company_is_invalid_writes_nothing(
             "name": "sync",
             "description": "Not async.",
             "provider": {"type": "python", "target": "tests.fixtures.tools:not_async"},
+            "annotations": {
+                "title": "Sync",
+                "readOnlyHint": True,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
         }
     ]
     path = tmp_path / "companies.yaml"

@@ -21,6 +21,7 @@ import mcp.types
 
 from frontdesk.tools.exchange import MAX_RESPONSE_BYTES
 from tests.support.jsonrpc import tool_call, tool_text
+from tests.support.tool_annotations import read_only
 
 Json = dict[str, Any]
 Responder = Callable[["Handler"], None]
@@ -242,6 +243,7 @@ def http_tool(
     elif secret is not None:
         provider["secret"] = secret
     tool: Json = {"name": name, "description": f"{name}, answered by a backend.", "access": access}
+    tool["annotations"] = read_only(name)
     if timeout is not None:
         tool["timeout"] = timeout
     if output_schema is not None:

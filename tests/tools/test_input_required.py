@@ -16,6 +16,7 @@ from frontdesk.protocol.errors import INVALID_PARAMS
 from frontdesk.protocol.request_state import ALTERED_OR_EXPIRED, ANOTHER_CALLS
 from frontdesk.sealing.signing import b64decode, b64encode
 from tests.oauth import flows
+from tests.support.tool_annotations import read_only
 from tests.tools import asking
 from tests.tools.backends import (
     Handler,
@@ -42,6 +43,7 @@ def python_tool(name: str, function: str, access: str = "public") -> Json:
         "name": name,
         "description": f"{name}, asking first.",
         "access": access,
+        "annotations": read_only(name),
         "provider": {"type": "python", "target": f"tests.tools.asking:{function}"},
     }
 

@@ -23,6 +23,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from frontdesk.companies import tool_terms
 from frontdesk.companies.branding import Branding
 from frontdesk.companies.caller_identity import CallerIdentity
 from frontdesk.companies.console_setup import ConsoleSetup
@@ -123,16 +124,6 @@ def _check_json_schema(
     return schema
 
 
-class ToolAnnotations(Model):
-    title: str | None = None
-    read_only_hint: bool | None = Field(default=None, alias="readOnlyHint")
-    destructive_hint: bool | None = Field(default=None, alias="destructiveHint")
-    idempotent_hint: bool | None = Field(default=None, alias="idempotentHint")
-    open_world_hint: bool | None = Field(default=None, alias="openWorldHint")
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-
 class ClientCapability(StrEnum):
     """What a tool may need the customer's client to answer (MCP 2026-07-28
     ``ClientCapabilities``): questions to the customer, its model, its roots."""
@@ -149,7 +140,8 @@ class ToolDefinition(Model):
     access: Access = Access.PUBLIC
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
     output_schema: dict[str, Any] | None = None
-    annotations: ToolAnnotations | None = None
+    # All five required when a company is applied (companies.tool_terms).
+    annotations: tool_terms.ToolAnnotations | None = Field(default=None, validate_default=True)
     timeout: float = Field(default=30.0, gt=0, le=300)  # seconds, then the call timed out
     enabled: bool = True  # False: kept in the definition, not served (companies.catalog)
     # What every call asks of the client, e.g. [elicitation]: a client without it is refused
@@ -158,6 +150,7 @@ class ToolDefinition(Model):
     provider: ProviderRef
 
     _schemas = field_validator("input_schema", "output_schema")(_check_json_schema)
+    _annotated = field_validator("annotations", mode="before")(tool_terms.complete_annotations)
 
     @field_validator("required_client_capabilities")
     @classmethod

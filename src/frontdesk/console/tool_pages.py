@@ -84,7 +84,11 @@ class ToolPages:
             # An access the definition does not know is refused by its validation.
             tool["access"] = form.get("access", "")
             hints = {hint: form.get(field) == "on" for hint, field in HINT_FIELDS.items()}
-            tool["annotations"] = {**(tool.get("annotations") or {}), **hints}
+            # A title too, where a tool stored before all five were required has none
+            # (companies.tool_terms): otherwise its edit would be refused for it.
+            given = {k: v for k, v in (tool.get("annotations") or {}).items() if v is not None}
+            titled = {"title": tool.get("title") or name}
+            tool["annotations"] = {**titled, **given, **hints}
 
         await self._pages.change(current, tenant_key, edit, "tool_edited", tool=name)
         return self._pages.back(tenant_key, "tools")

@@ -13,10 +13,11 @@
   not JSON, is refused, naming it.
 - **outputSchema**: the JSON schema of the first 2xx answer, when it is an object schema
   (MCP's structured content is an object).
-- **Annotations** from the method (RFC 9110 9.2: GET and HEAD are safe, PUT and DELETE
-  idempotent): GET/HEAD read-only, DELETE destructive, PUT idempotent; the operation's
-  ``x-frontdesk: {annotations: {...}}`` or the import's overrides (by operationId or tool
-  name) win.
+- **Annotations**, all five (companies.tool_terms), from the method (RFC 9110 9.2: GET and
+  HEAD are safe, PUT and DELETE idempotent): GET/HEAD read-only, DELETE destructive, PUT
+  idempotent, every operation open-world (it reaches the company's service), titled as
+  the tool; the operation's ``x-frontdesk: {annotations: {...}}`` or the import's
+  overrides (by operationId or tool name) win.
 - **Access**: personal when the operation (or, without its own, the document) requires
   security, an empty requirement (``{}``) making it optional; public otherwise.
 """
@@ -41,13 +42,17 @@ _ANNOTATIONS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "o
 
 
 def method_annotations(method: str) -> dict[str, bool]:
-    if method in ("GET", "HEAD"):
-        return {"readOnlyHint": True}
-    if method == "DELETE":
-        return {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}
-    if method == "PUT":
-        return {"readOnlyHint": False, "idempotentHint": True}
-    return {"readOnlyHint": False}
+    """All four hints a method implies (a companies file must give every one,
+    companies.tool_terms). RFC 9110 9.2: GET and HEAD are safe, PUT and DELETE idempotent;
+    only DELETE is taken to destroy. Every operation calls the company's own service, which
+    answers from the world outside Frontdesk: openWorldHint."""
+    read_only = method in ("GET", "HEAD")
+    return {
+        "readOnlyHint": read_only,
+        "destructiveHint": method == "DELETE",
+        "idempotentHint": read_only or method in ("PUT", "DELETE"),
+        "openWorldHint": True,
+    }
 
 
 def tools_of(
@@ -80,7 +85,8 @@ def tools_of(
         security = operation.get("security", global_security)
         personal = isinstance(security, list) and bool(security) and {} not in security
         tool["access"] = "personal" if personal else "public"
-        chosen = {**method_annotations(method)}
+        # MCP's title: the tool's own (the summary), else its name.
+        chosen: dict[str, Any] = {"title": tool.get("title", name), **method_annotations(method)}
         extension = operation.get("x-frontdesk")
         if isinstance(extension, dict) and isinstance(extension.get("annotations"), dict):
             chosen.update(extension["annotations"])

@@ -1,16 +1,17 @@
-"""Server CPU per guest ``tools/call`` in Frontdesk's own code, measured in process.
+"""Instructions per request of a guest ``tools/call``, counted by callgrind: robust on a
+busy machine, where times are not.
 
-    .venv/bin/python bench/benchkit/cpu_per_call.py [--requests 2000] [--batches 7]
+    .venv/bin/python bench/benchkit/instructions.py [--requests 2000]
 
 Builds Frontdesk as ``frontdesk serve`` does (the RSGI bridge around the body deadline
 around the application, metrics in multiprocess mode, the access log on) over a fresh
-SQLite file with bench/companies.yaml applied, hands it requests as Granian's RSGI would
-(Granian's own HTTP is not run, so what is left is Frontdesk's share), and prints the
-process's CPU time per request: the least of ``--batches`` batches, as the batch least
-disturbed by the rest of a busy machine.
+SQLite file with bench/companies.yaml applied, and runs it twice under callgrind: once
+for a warm-up only, once for the warm-up and ``--requests`` more. The difference over
+``--requests`` is what one request costs, Granian's own share excepted (its HTTP is not
+run: the requests are handed to the bridge as Granian's RSGI would hand them over).
 
 Run with the project's Python (``.venv``): it imports Frontdesk. ``--inside N`` is the
-child's side.
+child's side (N requests after the warm-up).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ BODY = (
     b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
     b'"params":{"name":"echo","arguments":{"text":"hello"}}}'
 )
+_TOTAL = re.compile(rb"^(?:summary|totals): (\d+)", re.MULTILINE)
 
 
 class _Headers(dict[str, str]):
@@ -71,29 +73,18 @@ class _Protocol:
         self.status = status
 
 
-async def _serve(requests: int, batches: int) -> None:
+async def _serve(requests: int) -> None:
     from frontdesk.server.http_server import served_app
 
     bridge: Any = served_app()
     loop = asyncio.get_running_loop()
     await _start(bridge, loop)
-    await _calls(bridge, WARM_UP)
-    best = float("inf")
-    for _ in range(batches):
-        started = time.process_time()
-        await _calls(bridge, requests)
-        best = min(best, (time.process_time() - started) / requests)
-    await bridge._lifespan.shutdown()
-    if batches:
-        print(f"{best * 1e6:.1f} µs of CPU per guest tools/call")
-
-
-async def _calls(bridge: Any, count: int) -> None:
-    for _ in range(count):
+    for _ in range(WARM_UP + requests):
         protocol = _Protocol()
         await bridge.__rsgi__(_Scope(), protocol)
         if protocol.status != 200:
             raise SystemExit(f"the call answered {protocol.status}")
+    await bridge._lifespan.shutdown()
 
 
 async def _start(bridge: Any, loop: asyncio.AbstractEventLoop) -> None:
@@ -118,16 +109,33 @@ def _environment(workdir: Path) -> dict[str, str]:
     }
 
 
+def _count(env: dict[str, str], requests: int, out: Path) -> int:
+    subprocess.run(
+        [
+            *("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"),
+            *(sys.executable, __file__, "--inside", str(requests)),
+        ],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    found = _TOTAL.search(out.read_bytes())
+    if found is None:
+        raise SystemExit(f"no total in {out}")
+    return int(found[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--batches", type=int, default=7)
     parser.add_argument("--inside", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--keep", type=Path, help="keep the callgrind files here")
     args = parser.parse_args()
     if args.inside is not None:
-        asyncio.run(_serve(args.inside, args.batches))
+        asyncio.run(_serve(args.inside))
         return
-    with tempfile.TemporaryDirectory(prefix="frontdesk-cpu-per-call-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="frontdesk-instructions-") as scratch:
         workdir = Path(scratch)
         env = _environment(workdir)
         frontdesk = Path(sys.executable).with_name("frontdesk")
@@ -137,20 +145,10 @@ def main() -> None:
             check=True,
             stdout=subprocess.DEVNULL,
         )
-        subprocess.run(
-            [
-                sys.executable,
-                __file__,
-                "--inside",
-                str(args.requests),
-                "--batches",
-                str(args.batches),
-            ],
-            env=env,
-            check=True,
-            # The access log, as a served instance writes it, to nowhere.
-            stderr=subprocess.DEVNULL,
-        )
+        keep = args.keep or workdir
+        base = _count(env, 0, keep / "callgrind.base")
+        loaded = _count(env, args.requests, keep / "callgrind.loaded")
+    print(f"{(loaded - base) / args.requests:,.0f} instructions per guest tools/call")
 
 
 if __name__ == "__main__":
