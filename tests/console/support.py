@@ -43,10 +43,10 @@ companies:
         access: personal
         annotations:
           title: Whoami
-          readOnlyHint: true
-          destructiveHint: false
-          idempotentHint: true
-          openWorldHint: false
+          readOnlyHint: false
+          destructiveHint: true
+          idempotentHint: false
+          openWorldHint: true
         provider: {type: python, target: "tests.fixtures.tools:whoami"}
   - tenant_key: pendant
     name: Pendant Publishing

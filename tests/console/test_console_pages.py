@@ -302,7 +302,7 @@ async def test_a_tools_access_and_annotations_are_edited_as_clients_will_see_the
 ) -> None:
     await console_sign_in(client)
     page = (await client.get("/console/vandelay/tools")).text
-    # whoami says nothing of its hints: the form starts from MCP's defaults.
+    # whoami may destroy: the form starts from its hints as they are.
     assert 'name="destructive" checked' in page
     edited = await post(
         client,
@@ -313,6 +313,7 @@ async def test_a_tools_access_and_annotations_are_edited_as_clients_will_see_the
     listed = await flows.mcp(client, flows.rpc("tools/list"), "vandelay")
     [echo] = [tool for tool in listed.json()["result"]["tools"] if tool["name"] == "echo"]
     assert echo["annotations"] == {
+        "title": "Echo",
         "readOnlyHint": False,
         "destructiveHint": False,
         "idempotentHint": True,
