@@ -9,7 +9,7 @@ import functools
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, NoReturn
@@ -21,6 +21,7 @@ from frontdesk.app import Frontdesk, create_app
 from frontdesk.companies.definition import CompaniesFile
 from frontdesk.companies.files import apply_companies, read_companies_file
 from frontdesk.config import Settings
+from tests.support import alone, run_summary
 from tests.support.migrated_databases import (
     PostgresTemplate,
     SqliteTemplate,
@@ -39,6 +40,41 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 REDIS_URL = os.environ.get("FRONTDESK_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 REQUIRE_SERVICES = os.environ.get("FRONTDESK_TEST_REQUIRE_SERVICES") == "1"
+
+
+# The suite runs on every core (./scripts/test: pytest-xdist). Each worker has its own
+# temporary folders, SQLite and PostgreSQL templates (tests/support/migrated_databases.py)
+# and made-up tenant keys and Redis keys; what else a parallel run needs is below.
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """A test marked ``alone`` runs while no other worker runs a test (tests/support/alone.py)."""
+    with alone.hold_for(item):
+        return (yield)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """On the controller of a parallel run, as each worker starts (an xdist hook)."""
+    alone.share_with(node.config, node.workerinput)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """On the controller, as each worker finishes (an xdist hook): what it would print."""
+    run_summary.gather(node.config, getattr(node, "workeroutput", {}))
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    run_summary.write(terminalreporter, config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    alone.release(config)
+    alone.remove(config)
 
 
 @pytest.fixture

@@ -28,7 +28,8 @@ import pytest
 from tests.live.conftest import LiveService, running_service
 from tests.live.test_slow_clients import TOOLS_LIST, head, mcp_head, read_answer
 
-pytestmark = pytest.mark.live
+# alone: its figures (latency, deadlines) need the machine's cores (tests/support/alone.py).
+pytestmark = [pytest.mark.live, pytest.mark.alone]
 
 CONNECTIONS = 48
 BODIES_PER_ADDRESS = 8

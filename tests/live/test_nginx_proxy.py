@@ -27,7 +27,8 @@ import trustme
 from tests.conftest import ROOT, unavailable
 from tests.live.conftest import LiveService, free_port, running_service, stop_process
 
-pytestmark = pytest.mark.live
+# alone: its figures (latency, deadlines) need the machine's cores (tests/support/alone.py).
+pytestmark = [pytest.mark.live, pytest.mark.alone]
 
 EXAMPLE = ROOT / "deploy" / "nginx" / "frontdesk.conf"
 START_DEADLINE = 15.0

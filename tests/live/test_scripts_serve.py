@@ -21,7 +21,8 @@ from frontdesk.server.http_server import SHUTDOWN_GRACE_SECONDS, STOP_MARGIN_SEC
 from tests.conftest import ROOT
 from tests.live.conftest import START_DEADLINE, free_port
 
-pytestmark = pytest.mark.live
+# alone: its figures (latency, deadlines) need the machine's cores (tests/support/alone.py).
+pytestmark = [pytest.mark.live, pytest.mark.alone]
 
 SCRIPT = ROOT / "scripts" / "serve"
 STOP_WITHIN = SHUTDOWN_GRACE_SECONDS + STOP_MARGIN_SECONDS

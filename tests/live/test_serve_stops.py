@@ -28,7 +28,8 @@ from tests.live.conftest import (
 )
 from tests.live.test_slow_clients import head, read_answer
 
-pytestmark = pytest.mark.live
+# alone: its figures (latency, deadlines) need the machine's cores (tests/support/alone.py).
+pytestmark = [pytest.mark.live, pytest.mark.alone]
 
 STOPS = 20
 # The promise: every stop ends within the workers' grace and the supervisor's margin.

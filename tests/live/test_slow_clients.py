@@ -14,7 +14,8 @@ import pytest
 
 from tests.live.conftest import LiveService, running_service
 
-pytestmark = pytest.mark.live
+# alone: its figures (latency, deadlines) need the machine's cores (tests/support/alone.py).
+pytestmark = [pytest.mark.live, pytest.mark.alone]
 
 HEADER_TIMEOUT = 2.0
 BODY_TIMEOUT = 4.0

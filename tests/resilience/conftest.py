@@ -4,6 +4,7 @@ server of their own, companies written per test, and the figures every test meas
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ import redis
 
 from tests.conftest import ROOT, unavailable
 from tests.live.conftest import free_port
+from tests.support import run_summary
 
 Json = dict[str, Any]
 
@@ -114,7 +116,15 @@ class Figures:
         }
 
     def write(self, path: Path = ARTIFACT) -> None:
-        """Merge this session's sections into the artifact; sections not run keep theirs."""
+        """Merge this session's sections into the artifact; sections not run keep theirs.
+        Workers of one parallel run each merge their own, one at a time (flock(2) on a
+        file beside the artifact), so that none overwrites another's."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.with_suffix(".lock").open("ab") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._merge_into(path)
+
+    def _merge_into(self, path: Path) -> None:
         try:
             previous: Json = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -131,7 +141,6 @@ class Figures:
             "totals": _totals(sections),
             "sections": sections,
         }
-        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     def summary(self) -> list[str]:
@@ -168,23 +177,14 @@ def figures(pytestconfig: pytest.Config) -> Figures:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write the figures measured in this session, if any test measured some."""
+    """Write the figures measured in this session, if any test measured some, and print
+    them where the run ends (tests/support/run_summary.py), so a reader of the log sees them
+    too."""
     measured = session.config.stash.get(FIGURES, None)
     if measured is not None and measured.sections:
         measured.write()
-
-
-def pytest_terminal_summary(
-    terminalreporter: pytest.TerminalReporter, config: pytest.Config
-) -> None:
-    """Print the figures where the run ends, so a reader of the log sees them too."""
-    measured = config.stash.get(FIGURES, None)
-    if measured is None or not measured.sections:
-        return
-    terminalreporter.write_sep("=", "resilience figures")
-    for line in measured.summary():
-        terminalreporter.write_line(line)
-    terminalreporter.write_line(f"written to {ARTIFACT.relative_to(ROOT)}")
+        lines = [*measured.summary(), f"written to {ARTIFACT.relative_to(ROOT)}"]
+        run_summary.add(session.config, "resilience figures", lines)
 
 
 @pytest.hookimpl(wrapper=True)

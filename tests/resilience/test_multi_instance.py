@@ -36,7 +36,8 @@ from tests.resilience.conftest import (
     write_companies,
 )
 
-pytestmark = [pytest.mark.live, pytest.mark.postgres, pytest.mark.redis]
+# alone: its figures (latency, deadlines) need the machine's cores (tests/support/alone.py).
+pytestmark = [pytest.mark.live, pytest.mark.postgres, pytest.mark.redis, pytest.mark.alone]
 
 TENANT = "initech"
 QUOTA = 10

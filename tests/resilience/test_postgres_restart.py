@@ -17,7 +17,8 @@ from tests.resilience.conftest import NO_LIMIT, Cluster, Figures
 from tests.resilience.ledger import assert_whole, read_families, refused_tokens
 from tests.resilience.load import Chain, Load, Outcome, wait_until
 
-pytestmark = [pytest.mark.live, pytest.mark.postgres]
+# alone: its figures (latency, deadlines) need the machine's cores (tests/support/alone.py).
+pytestmark = [pytest.mark.live, pytest.mark.postgres, pytest.mark.alone]
 
 TENANT = "initech"
 MCP_WORKERS = 2

@@ -18,7 +18,8 @@ from tests.live.conftest import LiveService, running_service
 from tests.oauth.flows import tool_call
 from tests.resilience.conftest import Figures, RedisServer, echo_company, write_companies
 
-pytestmark = [pytest.mark.live, pytest.mark.postgres, pytest.mark.redis]
+# alone: its figures (latency, deadlines) need the machine's cores (tests/support/alone.py).
+pytestmark = [pytest.mark.live, pytest.mark.postgres, pytest.mark.redis, pytest.mark.alone]
 
 TENANT = "quota"
 LIMIT = 5

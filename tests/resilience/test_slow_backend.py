@@ -28,7 +28,8 @@ from tests.tools.backends import (
 )
 from tests.tools.conftest import scripted_backend
 
-pytestmark = pytest.mark.live
+# alone: its figures (latency, deadlines) need the machine's cores (tests/support/alone.py).
+pytestmark = [pytest.mark.live, pytest.mark.alone]
 
 # Long enough for every fast call to be done while the hanging ones still wait.
 TIMEOUT = 3.0

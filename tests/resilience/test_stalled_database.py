@@ -45,6 +45,9 @@ from tests.oauth.retry_window import TENANT as RETRYING
 from tests.oauth.retry_window import add_retrying_company
 from tests.support.stall_proxy import StallProxy
 
+# alone: its figures (latency, deadlines) need the machine's cores (tests/support/alone.py).
+pytestmark = pytest.mark.alone
+
 # The longest a request may wait on a stalled database with the default bounds: queueing
 # for a connection or opening one, then one statement (store.bounds), with some slack for
 # a shared machine.
