@@ -94,4 +94,6 @@ def signin_summary(signin: dict[str, Any] | None) -> dict[str, Any] | None:
         "login": {"type": login["type"], "issuer": login.get("issuer")},
         "access_token_minutes": signin.get("access_token_minutes", 60),
         "refresh_token_days": signin.get("refresh_token_days", 30),
+        # The issuers whose ID-JAGs the token endpoint accepts (companies.enterprise_providers).
+        "enterprise_issuers": [item["issuer"] for item in signin.get("enterprise_providers", [])],
     }
