@@ -1,20 +1,24 @@
 """Signed, expiring values that travel through clients and browsers and come back.
 
-A value is ``<base64url JSON>.<base64url HMAC-SHA256>``. Keys are derived per purpose from
-the operator's secret keys, so a value signed for one purpose (a session id, a sign-in in
-progress) is never accepted as another. The first key signs; every key verifies, so a
-new key can be rolled in without invalidating what is already out there.
+A value is ``<base64url JSON>.<base64url HMAC-SHA256>``, signed by itsdangerous' ``Signer``
+with the purpose as its salt, so a value signed for one purpose (a session id, a sign-in in
+progress) is never accepted as another. The first of the operator's keys signs; every key
+verifies, so a new key can be rolled in without invalidating what is already out there.
+The expiry is in the payload: each value's lifetime is chosen where it is signed.
+
+itsdangerous' ``Signer``, not its ``URLSafeSerializer``: the serializer compresses every value
+it signs, which costs more than the rest of an MCP call (docs/decisions/signing.md).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import time
 from collections.abc import Sequence
 from typing import Any
 
+import itsdangerous
 import orjson
 
 MAX_SIGNED_LENGTH = 4096
@@ -30,34 +34,31 @@ def b64decode(text: str) -> bytes:
 
 class Signer:
     def __init__(self, secret_keys: Sequence[str], purpose: str) -> None:
-        label = f"frontdesk/{purpose}".encode()
-        self._keys = [hmac.new(key.encode(), label, hashlib.sha256).digest() for key in secret_keys]
+        # itsdangerous signs with the last key of its list; ours is the first.
+        self._signer = itsdangerous.Signer(
+            list(reversed(secret_keys)),
+            salt=f"frontdesk/{purpose}",
+            digest_method=hashlib.sha256,
+        )
 
     def sign(self, payload: dict[str, Any], ttl_seconds: float, now: float | None = None) -> str:
         issued = time.time() if now is None else now
         body = b64encode(orjson.dumps({**payload, "exp": int(issued + ttl_seconds)}))
-        return f"{body}.{self._mac(self._keys[0], body)}"
+        return self._signer.sign(body).decode("ascii")
 
     def verify(self, value: str, now: float | None = None) -> dict[str, Any] | None:
         """The payload, or None when the value is forged, malformed or expired."""
         # Values come from browsers and clients: anything but short ASCII is not ours.
         if len(value) > MAX_SIGNED_LENGTH or not value.isascii():
             return None
-        body, dot, mac = value.partition(".")
-        if not dot:
-            return None
-        if not any(hmac.compare_digest(self._mac(key, body), mac) for key in self._keys):
-            return None
         try:
-            payload = orjson.loads(b64decode(body))
-        except ValueError:
+            # Every key's MAC is compared with hmac.compare_digest.
+            body = self._signer.unsign(value)
+            payload = orjson.loads(b64decode(body.decode("ascii")))
+        except (itsdangerous.BadSignature, ValueError):
             return None
         if not isinstance(payload, dict) or not isinstance(payload.get("exp"), int):
             return None
         if payload["exp"] < (time.time() if now is None else now):
             return None
         return payload
-
-    @staticmethod
-    def _mac(key: bytes, body: str) -> str:
-        return b64encode(hmac.new(key, body.encode("ascii", "replace"), hashlib.sha256).digest())
