@@ -6,6 +6,12 @@ JWKS, issuer, audience, expiry, issue time and nonce. Provider metadata and keys
 cached per issuer; an unknown key id triggers one refetch of the keys (key rotation), at
 most once every KEY_REFRESH_SECONDS.
 
+The protocol is Authlib's: its ``AsyncOAuth2Client`` builds the authorization URL (PKCE,
+the nonce) and makes the code exchange (client_secret_basic), and its ``CodeIDToken`` checks
+the id token's claims once joserfc has checked its signature (docs/decisions/oidc-client.md).
+Its client opens no connection of its own: its transport is the outbound policy's
+(outbound.policy_transport).
+
 Every call to the provider goes through the outbound policy (frontdesk.outbound.policy):
 the discovery document names the key and token endpoints, so without it a provider could
 send the client secret, the code and the PKCE verifier to an internal address. Each step
@@ -26,18 +32,20 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
-from urllib.parse import urlencode
 
 import httpx
 import orjson
 import structlog
+from authlib.integrations.httpx_client import AsyncOAuth2Client, OAuthError
+from authlib.oidc.core import CodeIDToken
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from frontdesk import __version__
 from frontdesk.login.connector import Identity, LoginAttempt, LoginFailed, ProviderUnavailable
-from frontdesk.outbound.policy import Answer, OutboundFailure, OutboundPolicy
+from frontdesk.outbound.policy import OutboundFailure, OutboundPolicy
+from frontdesk.outbound.policy_transport import DEADLINE, PolicyTransport
 from frontdesk.sealing.signing import b64encode
 
 log = structlog.get_logger(__name__)
@@ -51,6 +59,11 @@ FAILURE_TTL_SECONDS = 30.0
 KEY_REFRESH_SECONDS = 30.0
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"]
 UNREACHABLE = "The company's sign-in could not be reached."
+NOT_ACCEPTED = "The company's sign-in did not accept this sign-in."
+NO_IDENTITY = "The company's sign-in sent no identity."
+NOT_VALID = "The identity from the company's sign-in is not valid."
+# OpenID Connect Core 1.0, 3.1.3.7 leaves the clock skew allowed on exp and iat to us.
+ID_TOKEN_LEEWAY_SECONDS = 60
 HEADERS = {
     "Accept": "application/json",
     # The one coding decoded, within the cap (outbound_policy.read_capped).
@@ -107,21 +120,15 @@ class OidcLogin:
 
     async def begin(self, attempt: LoginAttempt) -> str:
         metadata = await self._provider()
-        challenge = b64encode(hashlib.sha256(pkce_verifier(attempt).encode()).digest())
-        query = urlencode(
-            {
-                "response_type": "code",
-                "client_id": self._settings.client_id,
-                "redirect_uri": attempt.callback_url,
-                "scope": " ".join(self._settings.scopes),
-                "state": attempt.state,
-                "nonce": nonce(attempt),
-                "code_challenge": challenge,
-                "code_challenge_method": "S256",
-            }
-        )
-        separator = "&" if "?" in metadata.authorization_endpoint else "?"
-        return f"{metadata.authorization_endpoint}{separator}{query}"
+        async with self._client() as client:
+            url, _ = client.create_authorization_url(
+                metadata.authorization_endpoint,
+                state=attempt.state,
+                code_verifier=pkce_verifier(attempt),
+                redirect_uri=attempt.callback_url,
+                nonce=nonce(attempt),
+            )
+        return str(url)
 
     async def complete(self, attempt: LoginAttempt, params: Mapping[str, str]) -> Identity:
         if "error" in params:
@@ -134,33 +141,39 @@ class OidcLogin:
         if issuer is not None and issuer != self._settings.issuer:
             raise LoginFailed("The sign-in came back from an unexpected provider.")
         metadata = await self._provider()
-        form = urlencode(
-            {
-                "grant_type": "authorization_code",
-                "code": code,
-                "redirect_uri": attempt.callback_url,
-                "code_verifier": pkce_verifier(attempt),
-            }
-        )
-        response = await self._call(
-            "token",
-            "POST",
-            metadata.token_endpoint,
-            self._policy.deadline(),
-            content=form.encode(),
-            auth=(self._settings.client_id, self._settings.client_secret),
-        )
-        # RFC 9110 15.6, RFC 6585 4: the provider says to come back later.
-        if response.status >= 500 or response.status in (408, 429):
-            self._log_unreachable("token", f"the token endpoint answered HTTP {response.status}")
-            raise ProviderUnavailable(UNREACHABLE)
-        if response.status != 200:
-            raise LoginFailed("The company's sign-in did not accept this sign-in.")
-        answer = _json_object(response.body)
-        id_token = None if answer is None else answer.get("id_token")
+        async with self._client() as client:
+            client.register_compliance_hook("access_token_response", self._judge_token_answer)
+            try:
+                answer = await client.fetch_token(
+                    metadata.token_endpoint,
+                    grant_type="authorization_code",
+                    code=code,
+                    redirect_uri=attempt.callback_url,
+                    code_verifier=pkce_verifier(attempt),
+                )
+            except OutboundFailure as failure:
+                self._log_unreachable("token", str(failure))
+                raise ProviderUnavailable(UNREACHABLE) from None
+            except OAuthError:
+                # A JSON answer naming an OAuth error (RFC 6749 5.2), even with a 200.
+                raise LoginFailed(NOT_ACCEPTED) from None
+        id_token = answer.get("id_token")
         if not isinstance(id_token, str):
-            raise LoginFailed("The company's sign-in sent no identity.")
+            raise LoginFailed(NO_IDENTITY)
         return identity_from(await self._verify(id_token, nonce(attempt)))
+
+    def _judge_token_answer(self, response: httpx.Response) -> httpx.Response:
+        """Authlib's hook on the token endpoint's answer, before it reads it as a token."""
+        # RFC 9110 15.6, RFC 6585 4: the provider says to come back later.
+        if response.status_code >= 500 or response.status_code in (408, 429):
+            reason = f"the token endpoint answered HTTP {response.status_code}"
+            self._log_unreachable("token", reason)
+            raise ProviderUnavailable(UNREACHABLE)
+        if response.status_code != 200:
+            raise LoginFailed(NOT_ACCEPTED)
+        if _json_object(response.content) is None:
+            raise LoginFailed(NO_IDENTITY)
+        return response
 
     async def _verify(self, id_token: str, expected_nonce: str) -> dict[str, Any]:
         metadata = await self._provider()
@@ -172,25 +185,42 @@ class OidcLogin:
             try:
                 token = self._decode(id_token, metadata.keys)
             except JoseError:
-                raise LoginFailed("The identity from the company's sign-in is not valid.") from None
-        registry = jwt.JWTClaimsRegistry(
-            leeway=60,
-            iss={"essential": True, "value": self._settings.issuer},
-            aud={"essential": True, "value": self._settings.client_id},
-            sub={"essential": True},
-            exp={"essential": True},
-            iat={"essential": True},
-            nonce={"essential": True, "value": expected_nonce},
+                raise LoginFailed(NOT_VALID) from None
+        # OpenID Connect Core 1.0, 3.1.3.7: iss, aud (and azp when several audiences), exp,
+        # iat and the nonce; sub must be there (its form is identity_from's).
+        claims = CodeIDToken(
+            token.claims,
+            token.header,
+            options={
+                "iss": {"essential": True, "value": self._settings.issuer},
+                "aud": {"essential": True, "value": self._settings.client_id},
+                "nonce": {"essential": True, "value": expected_nonce},
+            },
+            params={"nonce": expected_nonce, "client_id": self._settings.client_id},
         )
         try:
-            registry.validate(token.claims)
+            claims.validate(leeway=ID_TOKEN_LEEWAY_SECONDS)
         except JoseError:
-            raise LoginFailed("The identity from the company's sign-in is not valid.") from None
+            raise LoginFailed(NOT_VALID) from None
         return dict(token.claims)
 
     @staticmethod
     def _decode(id_token: str, keys: KeySet) -> jwt.Token:
         return jwt.decode(id_token, keys, algorithms=ALGORITHMS)
+
+    def _client(self) -> AsyncOAuth2Client:
+        """Authlib's client for one step, sending through the outbound policy. One a step:
+        the client keeps the token it fetched, which no other sign-in may see."""
+        return AsyncOAuth2Client(
+            client_id=self._settings.client_id,
+            client_secret=self._settings.client_secret,
+            scope=" ".join(self._settings.scopes),
+            code_challenge_method="S256",
+            transport=PolicyTransport(self._http, self._policy),
+            headers=HEADERS,
+            follow_redirects=False,
+            trust_env=False,
+        )
 
     async def _provider(self, refresh: bool = False) -> _ProviderMetadata:
         asked_at = self._clock()
@@ -218,25 +248,25 @@ class OidcLogin:
         # One deadline for discovery and keys together: the sign-in page waits on both.
         deadline = self._policy.deadline()
         issuer = self._settings.issuer.rstrip("/")
-        answer = await self._call(
-            "discovery", "GET", f"{issuer}/.well-known/openid-configuration", deadline
-        )
-        discovery = self._document("discovery", answer)
-        # OpenID Connect Discovery 1.0, section 4.3: the issuer must be exactly ours.
-        if discovery.get("issuer") != self._settings.issuer:
-            self._log_unreachable("discovery", "the document names a different issuer")
-            raise ProviderUnavailable("The company's sign-in names a different issuer.")
-        endpoints: dict[str, str] = {}
-        for name in ("authorization_endpoint", "token_endpoint", "jwks_uri"):
-            value = discovery.get(name)
-            problem = "missing" if not isinstance(value, str) else self._policy.url_problem(value)
-            if not isinstance(value, str) or problem is not None:
-                self._log_unreachable("discovery", f"{name}: {problem}")
-                raise ProviderUnavailable(UNREACHABLE)
-            endpoints[name] = value
-        jwks = self._document(
-            "keys", await self._call("keys", "GET", endpoints["jwks_uri"], deadline)
-        )
+        async with self._client() as client:
+            discovery = await self._document(
+                client, "discovery", f"{issuer}/.well-known/openid-configuration", deadline
+            )
+            # OpenID Connect Discovery 1.0, section 4.3: the issuer must be exactly ours.
+            if discovery.get("issuer") != self._settings.issuer:
+                self._log_unreachable("discovery", "the document names a different issuer")
+                raise ProviderUnavailable("The company's sign-in names a different issuer.")
+            endpoints: dict[str, str] = {}
+            for name in ("authorization_endpoint", "token_endpoint", "jwks_uri"):
+                value = discovery.get(name)
+                problem = (
+                    "missing" if not isinstance(value, str) else self._policy.url_problem(value)
+                )
+                if not isinstance(value, str) or problem is not None:
+                    self._log_unreachable("discovery", f"{name}: {problem}")
+                    raise ProviderUnavailable(UNREACHABLE)
+                endpoints[name] = value
+            jwks = await self._document(client, "keys", endpoints["jwks_uri"], deadline)
         try:
             keys = KeySet.import_key_set(jwks)  # type: ignore[arg-type]
         except (JoseError, ValueError, KeyError, TypeError) as error:
@@ -249,38 +279,22 @@ class OidcLogin:
             fetched_at=self._clock(),
         )
 
-    async def _call(
-        self,
-        what: str,
-        method: str,
-        url: str,
-        deadline: float,
-        *,
-        content: bytes | None = None,
-        auth: tuple[str, str] | None = None,
-    ) -> Answer:
-        headers = dict(HEADERS)
-        if content is not None:
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
+    async def _document(
+        self, client: AsyncOAuth2Client, what: str, url: str, deadline: float
+    ) -> dict[str, Any]:
+        """The JSON object at ``url``: the discovery document or the key set."""
         try:
-            return await self._policy.call(
-                self._http,
-                method,
-                url,
-                headers=headers,
-                content=content,
-                auth=auth,
-                deadline=deadline,
+            # withhold_token: these calls carry no token (Authlib's client asks for one).
+            response = await client.request(
+                "GET", url, withhold_token=True, extensions={DEADLINE: deadline}
             )
         except OutboundFailure as failure:
             self._log_unreachable(what, str(failure))
             raise ProviderUnavailable(UNREACHABLE) from None
-
-    def _document(self, what: str, answer: Answer) -> dict[str, Any]:
-        if answer.status != 200:
-            self._log_unreachable(what, f"the provider answered HTTP {answer.status}")
+        if response.status_code != 200:
+            self._log_unreachable(what, f"the provider answered HTTP {response.status_code}")
             raise ProviderUnavailable(UNREACHABLE)
-        document = _json_object(answer.body)
+        document = _json_object(response.content)
         if document is None:
             self._log_unreachable(what, "the answer is not a JSON object")
             raise ProviderUnavailable(UNREACHABLE)
