@@ -128,7 +128,8 @@ class Services:
         )
         providers = ProviderFactory(outbound, identity)
         documents = ClientDocuments(outbound, on_loopback=settings.client_documents_on_loopback)
-        registry = CompanyRegistry(companies, settings, providers)
+        tool_consent = ToolConsent(database.engine)
+        registry = CompanyRegistry(companies, settings, providers, tool_consent.versions)
         return cls(
             settings=settings,
             database=database,
@@ -150,7 +151,7 @@ class Services:
             logins=LoginConnectors(settings, outbound),
             usage=UsageFlusher(UsageCounters(), database, settings.usage_flush_seconds),
             identity=identity,
-            tool_consent=ToolConsent(database.engine),
+            tool_consent=tool_consent,
         )
 
     async def start(self) -> None:

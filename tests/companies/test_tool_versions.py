@@ -151,3 +151,13 @@ def test_the_catalog_lists_tools_by_name_and_names_their_versions_at_2026() -> N
         "zebra": served.tools["zebra"].version,
     }
     assert served.consent_snapshot == snapshot_id(served.personal_versions)
+
+
+def test_the_definition_hash_leaves_a_providers_secret_out() -> None:
+    http = {"type": "http", "url": "https://api.example.com/status", "secret": "s" * 32}
+    first = tool(provider=http)
+    rotated = tool(provider={**http, "secret": "t" * 32})
+    moved = tool(provider={**http, "url": "https://api.example.com/v2/status"})
+    assert definition_hash(first) == definition_hash(rotated)
+    assert definition_hash(moved) != definition_hash(first)
+    assert tool_version(moved) == tool_version(first)

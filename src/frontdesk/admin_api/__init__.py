@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from frontdesk.admin_api import audit, companies, connections, imports, parts, usage
+from frontdesk.admin_api import audit, companies, connections, imports, parts, tool_versions, usage
 from frontdesk.admin_api.guard import PREFIX, AdminContext, Handler, admin_route
 from frontdesk.admin_api.query_rules import documented_path, query_rules
 
@@ -37,6 +37,7 @@ ROUTES: list[tuple[str, Handler, list[str]]] = [
     (COMPANY + "/tools/{name}", parts.get_tool, ["GET"]),
     (COMPANY + "/tools/{name}", parts.put_tool, ["PUT"]),
     (COMPANY + "/tools/{name}", parts.delete_tool, ["DELETE"]),
+    (COMPANY + "/tools/{name}/versions", tool_versions.tool_versions, ["GET"]),
     (COMPANY + "/signin", parts.get_signin, ["GET"]),
     (COMPANY + "/signin", parts.put_signin, ["PUT"]),
     (COMPANY + "/branding", parts.get_branding, ["GET"]),

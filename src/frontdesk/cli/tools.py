@@ -1,4 +1,5 @@
-"""``frontdesk tools``: a company's tools from its own API's OpenAPI document."""
+"""``frontdesk tools``: a company's tools from its own API's OpenAPI document, and their
+version history."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import click
 
 from frontdesk.cli.common import run, settings
 from frontdesk.companies.provider_definitions import checked_base_url
+from frontdesk.store.tool_versions import HistoryEntry
 
 
 def _base_url(_: click.Context, __: click.Parameter, value: str) -> str:
@@ -73,3 +75,29 @@ def import_openapi(
     )
     if dry_run:
         click.echo("dry run: nothing was written")
+
+
+@tools.command("history")
+@click.argument("tenant_key")
+@click.argument("tool", required=False)
+def history(tenant_key: str, tool: str | None) -> None:
+    """Print the version history of the company's tools (or one TOOL), oldest first: each
+    version as first served or consented to, and its definition hash. A version that
+    changes what a tool may do asks customers' existing grants again."""
+    from frontdesk.administration.command_database import opened
+    from frontdesk.administration.tool_history import tool_history
+
+    config = settings()
+
+    async def read() -> list[HistoryEntry]:
+        async with opened(config) as database:
+            return await tool_history(database.engine, tenant_key, tool)
+
+    entries = run(read)
+    if not entries:
+        click.echo(f"{tenant_key}: no tool version recorded yet")
+        return
+    click.echo("tool\tversion\tdefinition hash\tfirst seen at")
+    for entry in entries:
+        seen = entry.first_seen_at.isoformat(timespec="seconds").replace("+00:00", "Z")
+        click.echo(f"{entry.tool}\t{entry.version}\t{entry.definition_hash}\t{seen}")

@@ -13,15 +13,18 @@ from collections import OrderedDict
 
 import structlog
 from pydantic import ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 
 from frontdesk.companies.catalog import ServedCompany
 from frontdesk.companies.definition import FROM_STORE, TENANT_KEY_PATTERN, CompanyDefinition
 from frontdesk.companies.files import describe
 from frontdesk.companies.providers import ProviderFactory
+from frontdesk.companies.tool_versions import seen_versions
 from frontdesk.config import Settings
 from frontdesk.sealing.company_secrets import SecretsUnreadable
 from frontdesk.store.companies import CompanyRepository
 from frontdesk.store.outage import is_outage
+from frontdesk.store.tool_versions import ToolVersionRepository
 
 log = structlog.get_logger(__name__)
 
@@ -53,8 +56,12 @@ class CompanyRegistry:
         repository: CompanyRepository,
         settings: Settings,
         providers: ProviderFactory | None = None,
+        versions: ToolVersionRepository | None = None,
     ) -> None:
         self._repository = repository
+        # Where each tool version served is recorded, once per revision loaded (the
+        # version history: companies.tool_versions).
+        self._versions = versions
         self._settings = settings
         self._providers = providers
         self._ttl = settings.company_cache_seconds
@@ -130,6 +137,17 @@ class CompanyRegistry:
         self._cache.clear()
         self._loading.clear()
 
+    async def _record_versions(self, company: ServedCompany) -> None:
+        if self._versions is None:
+            return
+        served = [tool.definition for tool in company.tools.values()]
+        try:
+            await self._versions.record(company.tenant_key, seen_versions(served))
+        except SQLAlchemyError as error:
+            # The history misses a first sighting, which the next consent records; serving
+            # does not wait on it.
+            log.warning("tool_versions_not_recorded", tenant=company.tenant_key, error=str(error))
+
     async def _load(self, tenant_key: str) -> ServedCompany | None:
         stored = await self._repository.get(tenant_key)
         if stored is None:
@@ -156,6 +174,7 @@ class CompanyRegistry:
                 return None
             company = ServedCompany(definition, self._settings.mcp_rate_limit, self._providers)
             self._loaded[tenant_key] = (stored.revision, company)
+            await self._record_versions(company)
         definition = company.definition
         if not definition.active or definition.region != self._settings.region:
             return None

@@ -17,12 +17,13 @@ provider and time limit too): a change the customer cannot see changes it, not t
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from frontdesk.companies.definition import ToolDefinition
+from frontdesk.store.tool_versions import ToolVersion
 
 # What a client sees of a tool and what it may do (the definition's own field names).
 VERSIONED_FIELDS = frozenset(
@@ -37,6 +38,9 @@ VERSIONED_FIELDS = frozenset(
         "scope",
     }
 )
+
+# In a provider's secret's place, in what the definition hash covers.
+WITHHELD = "<withheld>"
 
 # Annotation changes that only take something back (MCP ToolAnnotations): the tool now
 # says it only reads, destroys nothing, or reaches no open world. Any other change widens.
@@ -73,8 +77,22 @@ def tool_version(tool: ToolDefinition) -> str:
 
 
 def definition_hash(tool: ToolDefinition) -> str:
-    """SHA-256 (hex) of the whole definition's canonical JSON."""
-    return _digest(tool.model_dump(mode="json", by_alias=True))
+    """SHA-256 (hex) of the whole definition's canonical JSON, but for the provider's
+    secret (sealing.company_secrets): an unsalted hash of a short secret would give it
+    away to whoever reads the history, and rotating it changes nothing a customer sees."""
+    document = tool.model_dump(mode="json", by_alias=True)
+    provider = document.get("provider")
+    if isinstance(provider, dict) and provider.get("secret") is not None:
+        provider["secret"] = WITHHELD
+    return _digest(document)
+
+
+def seen_versions(tools: Iterable[ToolDefinition]) -> list[ToolVersion]:
+    """What the version history records of these tools as they are now."""
+    return [
+        ToolVersion(tool.name, tool_version(tool), definition_hash(tool), versioned_document(tool))
+        for tool in tools
+    ]
 
 
 def snapshot_id(versions: Mapping[str, str]) -> str:

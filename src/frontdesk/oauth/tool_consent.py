@@ -16,16 +16,15 @@ costs a comparison of two strings.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from weakref import WeakKeyDictionary
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.companies.catalog import ServedCompany, ServedTool
-from frontdesk.companies.tool_versions import definition_hash, versioned_document, widens
-from frontdesk.store.tool_versions import HistoryEntry, ToolVersion, ToolVersionRepository
+from frontdesk.companies.catalog import ServedCompany
+from frontdesk.companies.tool_versions import seen_versions, versioned_document, widens
+from frontdesk.store.tool_versions import HistoryEntry, ToolVersionRepository
 
 NOTHING: frozenset[str] = frozenset()
 # Snapshots judged per company as loaded: grants share a handful (one per change since).
@@ -38,19 +37,6 @@ class ChangedTool:
 
     name: str
     new: bool
-
-
-def seen_versions(tools: Iterable[ServedTool]) -> list[ToolVersion]:
-    """What the history records of these tools as served now."""
-    return [
-        ToolVersion(
-            tool.name,
-            tool.version,
-            definition_hash(tool.definition),
-            versioned_document(tool.definition),
-        )
-        for tool in tools
-    ]
 
 
 class ToolConsent:
@@ -67,14 +53,10 @@ class ToolConsent:
     async def record_consent(self, company: ServedCompany) -> str:
         """Record what a consent given now covers (each personal tool's version) and return
         the snapshot's name, to keep on the consent, the code and the grant."""
-        personal = [tool for tool in company.tools.values() if tool.is_personal]
+        personal = [tool.definition for tool in company.tools.values() if tool.is_personal]
         snapshot = (company.consent_snapshot, company.personal_versions)
         await self._versions.record(company.tenant_key, seen_versions(personal), snapshot)
         return company.consent_snapshot
-
-    async def record_company(self, company: ServedCompany) -> None:
-        """Record the versions a company serves now (its version history)."""
-        await self._versions.record(company.tenant_key, seen_versions(company.tools.values()))
 
     async def asking(self, company: ServedCompany, snapshot: str | None) -> frozenset[str]:
         """The names of the personal tools that must ask a grant of ``snapshot`` again."""
