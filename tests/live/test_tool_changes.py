@@ -104,6 +104,20 @@ class RememberingBrowser(CustomerBrowser):
         return redirect
 
 
+async def account_page(service: LiveService) -> str:
+    """The customer's account page, signed in to through the company's dev login."""
+    account = f"{service.base_url}/v1/{TENANT}/account"
+    async with httpx.AsyncClient(timeout=TIMEOUT) as browser:
+        started = await browser.get(f"{account}/signin")
+        login = await browser.get(started.headers["location"])
+        form = first_form(login)
+        done = await browser.post(form.action, data={**form.fields, "email": EMAIL, "name": NAME})
+        assert done.headers["location"].endswith(f"/v1/{TENANT}/account"), done.text
+        page = await browser.get(account)
+    assert page.status_code == 200, page.text
+    return page.text
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[LiveService, str]]:
     """The service, and the database it uses (for the `frontdesk` commands beside it)."""
@@ -251,6 +265,8 @@ async def test_a_changed_tool_asks_the_grant_again_and_no_other(
             await company.put_tool({**WHOAMI, "description": "Says who is asking, and more."})
             assert_asks_again(await call_with(service, before, "whoami", {}))
             assert_answers(await call_with(service, before, "echo", {"text": "still here"}))
+            # The account page says so too.
+            assert "Changed since you allowed it: Whoami." in await account_page(service)
 
             # The SDK meets the challenge, the customer allows the client again (the
             # consent page names the changed tool), and whoami answers the new grant.
@@ -264,6 +280,7 @@ async def test_a_changed_tool_asks_the_grant_again_and_no_other(
             after = token_of(storage)
             assert after != before
             assert_answers(await call_with(service, after, "whoami", {}))
+            assert "Changed since you allowed it" not in await account_page(service)
             # The old grant still covers only what it was given.
             assert_asks_again(await call_with(service, before, "whoami", {}))
 

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from frontdesk.account import signin
 from frontdesk.account.guard import from_own_page, own_origin
+from frontdesk.companies.catalog import ServedCompany
 from frontdesk.limits.ratelimit import parse_rate_limit
 from frontdesk.oauth import account_completion
 from frontdesk.oauth import account_session as session
@@ -27,6 +28,7 @@ from frontdesk.oauth.account_session import AccountSession
 from frontdesk.oauth.client_display import client_display
 from frontdesk.oauth.client_document_rules import is_client_document_url
 from frontdesk.oauth.client_documents import ClientDocumentProblem
+from frontdesk.oauth.consent_page import personal_tools
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.oauth.forms import read_form
@@ -90,7 +92,27 @@ class AccountPage:
             holder=holder.name or holder.email or "you",
             clients=[_entry(client, name) for client, name in zip(connected, names, strict=True)],
             csrf=self._sessions.csrf_token(current),
+            changed_tools=await self._changed_tools(
+                signin_company.company, current.customer_id, connected
+            ),
         )
+
+    async def _changed_tools(
+        self, company: ServedCompany, customer_id: int, connected: list[ConnectedClient]
+    ) -> dict[str, list[str]]:
+        """Per client, the titles of the tools that changed since the customer last allowed
+        it and ask it again before they answer (oauth.tool_consent)."""
+        services = self._services
+        changed_tools: dict[str, list[str]] = {}
+        for client in connected:
+            snapshot = await services.consents.tool_snapshot(
+                company.tenant_key, customer_id, client.client_id
+            )
+            changed = await services.tool_consent.changed(company, snapshot)
+            if changed:
+                tools = personal_tools(company, changed)
+                changed_tools[client.client_id] = [tool.title for tool in tools if tool.changed]
+        return changed_tools
 
     async def _claimed_names(
         self, signin_company: SigninCompany, connected: list[ConnectedClient]
