@@ -35,8 +35,10 @@ from frontdesk.store.tables import (
     signing_keys,
     spent_flows,
     token_families,
+    tool_snapshots,
     tool_usage,
     tool_usage_customers,
+    tool_versions,
 )
 
 
@@ -321,6 +323,12 @@ async def _delete_rows(connection: AsyncConnection, tenant_key: str) -> dict[str
         ("spent_flows", delete(spent_flows).where(spent_flows.c.tenant_key == tenant_key)),
         ("tool_usage", delete(tool_usage).where(tool_usage.c.tenant_key == tenant_key)),
         ("signing_keys", delete(signing_keys).where(signing_keys.c.tenant_key == tenant_key)),
+        # A company made again under this key starts with no tool history of the deleted one.
+        ("tool_versions", delete(tool_versions).where(tool_versions.c.tenant_key == tenant_key)),
+        (
+            "tool_snapshots",
+            delete(tool_snapshots).where(tool_snapshots.c.tenant_key == tenant_key),
+        ),
         ("companies", delete(companies).where(companies.c.tenant_key == tenant_key)),
     ]
     counts: dict[str, int] = {}
