@@ -103,8 +103,9 @@ def test_a_worker_serving_a_stored_company_loads_nothing_it_does_not_need(
 def test_a_worker_whose_companies_call_nothing_over_http_loads_no_http_client(
     make_settings: Callable[..., Settings],
 ) -> None:
-    """httpx and its TLS context come with the first HTTP tool or OpenID Connect login, and
-    cryptography with the first company secret opened (secret_box)."""
+    """httpx and its TLS context come with the first HTTP tool or OpenID Connect login,
+    Authlib with the first OpenID Connect sign-in, and cryptography with the first company
+    secret opened (secret_box)."""
     settings = make_settings(seed_demo=False)
 
     async def store_the_company() -> None:
@@ -117,4 +118,4 @@ def test_a_worker_whose_companies_call_nothing_over_http_loads_no_http_client(
             await database.close()
 
     anyio.run(store_the_company)
-    assert loaded_by_a_worker(settings, "inhouse", "httpx", "cryptography") == []
+    assert loaded_by_a_worker(settings, "inhouse", "httpx", "authlib", "cryptography") == []
