@@ -229,32 +229,6 @@ async def test_a_dripped_answer_ends_at_the_deadline(
     assert "within the deadline" in reasons(logged)[0]
 
 
-def late(handler: Handler, seconds: float) -> Handler:
-    """``handler``'s answer, after ``seconds``: a provider slow to answer, not a broken one."""
-
-    async def write(writer: asyncio.StreamWriter) -> None:
-        await asyncio.sleep(seconds)
-        await handler(writer)
-
-    return write
-
-
-async def test_discovery_and_keys_share_one_deadline(
-    servers: tuple[Server, Server], outbound: OutboundClients, logged: list[EventDict]
-) -> None:
-    """Each answer alone is within the deadline, both together are not: the sign-in page
-    waits on the two, so the step is bounded as a whole (Authlib's requests carry it)."""
-    provider, _ = servers
-    provider.routes[WELL_KNOWN] = late(discovery(provider.url), 0.4)
-    provider.routes["/jwks"] = late(answer(200, {"keys": []}), 0.4)
-    with anyio.fail_after(5), pytest.raises(ProviderUnavailable):
-        await login(outbound, provider.url, deadline=0.6).begin(ATTEMPT)
-    assert provider.paths() == [WELL_KNOWN, "/jwks"]
-    unavailable = [entry for entry in logged if entry["event"] == "login_provider_unavailable"]
-    assert [entry["call"] for entry in unavailable] == ["keys"]
-    assert "within the deadline" in unavailable[0]["reason"]
-
-
 async def test_a_redirect_is_not_followed(
     servers: tuple[Server, Server], outbound: OutboundClients, logged: list[EventDict]
 ) -> None:

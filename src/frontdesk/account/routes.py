@@ -21,6 +21,7 @@ from starlette.routing import Route
 from frontdesk.account import signin
 from frontdesk.account.guard import from_own_page, own_origin
 from frontdesk.companies.catalog import ServedCompany
+from frontdesk.companies.tool_scopes import company_scopes
 from frontdesk.limits.ratelimit import parse_rate_limit
 from frontdesk.oauth import account_completion
 from frontdesk.oauth import account_session as session
@@ -28,13 +29,15 @@ from frontdesk.oauth.account_session import AccountSession
 from frontdesk.oauth.client_display import client_display
 from frontdesk.oauth.client_document_rules import is_client_document_url
 from frontdesk.oauth.client_documents import ClientDocumentProblem
-from frontdesk.oauth.consent_page import personal_tools
+from frontdesk.oauth.consent_page import personal_tools, scope_choices
 from frontdesk.oauth.context import OAuthServices, SigninCompany
 from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.oauth.forms import read_form
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.rendering import NO_STORE
+from frontdesk.oauth.scope_choice import TOOL_SCOPES_FIELD, field_of, tool_scopes_asked
 from frontdesk.store.connected_clients import ConnectedClient, ConnectedClients
+from frontdesk.store.grant_narrowing import NothingLeft
 from frontdesk.store.tables import CLIENT_ID_LENGTH
 
 log = structlog.get_logger(__name__)
@@ -48,14 +51,28 @@ def _refused() -> AuthorizePage:
     )
 
 
+def _client_id(form: dict[str, str]) -> str:
+    client_id = form.get("client_id", "")
+    if not client_id or len(client_id) > CLIENT_ID_LENGTH or "\x00" in client_id:
+        raise AuthorizePage(400, "Nothing to change", "Choose an assistant on your page.")
+    return client_id
+
+
 def _when(moment: datetime | None) -> str | None:
     return None if moment is None else moment.astimezone(UTC).strftime("%d %b %Y, %H:%M UTC")
 
 
-def _entry(connected: ConnectedClient, claimed_name: str | None) -> dict[str, Any]:
-    """What the page shows of one client: named as the consent page named it."""
+def _entry(
+    connected: ConnectedClient, claimed_name: str | None, company: ServedCompany | None = None
+) -> dict[str, Any]:
+    """What the page shows of one client: named as the consent page named it, and the
+    tool scopes of ``company`` it holds, each of which the customer may take back
+    (oauth.scope_choice)."""
     shown = client_display(connected.client_id, claimed_name)
+    held = () if company is None else tool_scopes_asked(company, " ".join(connected.scopes))
     return {
+        "scope_choices": [] if company is None else scope_choices(personal_tools(company), held),
+        "tool_scopes": " ".join(held),
         "client_id": connected.client_id,
         "name": shown.name,
         "shown": shown,
@@ -90,7 +107,10 @@ class AccountPage:
             signin_company,
             signed_in=True,
             holder=holder.name or holder.email or "you",
-            clients=[_entry(client, name) for client, name in zip(connected, names, strict=True)],
+            clients=[
+                _entry(client, name, signin_company.company)
+                for client, name in zip(connected, names, strict=True)
+            ],
             csrf=self._sessions.csrf_token(current),
             changed_tools=await self._changed_tools(
                 signin_company.company, current.customer_id, connected
@@ -158,13 +178,44 @@ class AccountPage:
         )
         signin_company = await services.signin_company(request, page=True)
         current, form = await self._checked_form(request, signin_company)
-        client_id = form.get("client_id", "")
-        if not client_id or len(client_id) > CLIENT_ID_LENGTH or "\x00" in client_id:
-            raise AuthorizePage(400, "Nothing to remove", "Choose an assistant on your page.")
+        client_id = _client_id(form)
         ended = await self._connected.revoke(
             current.tenant_key, current.customer_id, client_id, datetime.now(UTC)
         )
         log.info("account_client_revoked", tenant=current.tenant_key, families=ended)
+        return self._back(signin_company)
+
+    async def narrow(self, request: Request) -> Response:
+        """Take back the tool scopes the customer unticked; the client's tokens keep
+        working with the rest (store.grant_narrowing). Never widens: only scopes the form
+        showed and the company offers can be taken, and nothing is ever added."""
+        services = self._services
+        await services.limit(
+            request,
+            self._limit,
+            "account",
+            request.path_params["tenant"],
+            services.address(request),
+        )
+        signin_company = await services.signin_company(request, page=True)
+        current, form = await self._checked_form(request, signin_company)
+        client_id = _client_id(form)
+        offered = set(company_scopes(signin_company.company).of_tools)
+        shown = [scope for scope in form.get(TOOL_SCOPES_FIELD, "").split() if scope in offered]
+        taken = frozenset(scope for scope in shown if field_of(scope) not in form)
+        if taken:
+            try:
+                narrowed = await self._connected.narrow(
+                    current.tenant_key, current.customer_id, client_id, taken, datetime.now(UTC)
+                )
+            except NothingLeft:
+                raise AuthorizePage(
+                    400,
+                    "Nothing would be left",
+                    "This assistant would be allowed nothing at all. To cut it off, use"
+                    " Remove access on your account page.",
+                ) from None
+            log.info("account_client_narrowed", tenant=current.tenant_key, families=narrowed)
         return self._back(signin_company)
 
     async def sign_out(self, request: Request) -> Response:
@@ -208,6 +259,8 @@ class AccountPage:
             company_name=signin_company.company.name,
             signin_url=f"{base}/signin",
             revoke_url=f"{base}/revoke",
+            narrow_url=f"{base}/narrow",
+            tool_scopes_field=TOOL_SCOPES_FIELD,
             signout_url=f"{base}/signout",
             **context,
         )
@@ -219,5 +272,6 @@ def account_routes(services: OAuthServices, connected: ConnectedClients) -> list
         Route("/v1/{tenant}/account", account.show, methods=["GET"]),
         Route("/v1/{tenant}/account/signin", account.sign_in, methods=["GET"]),
         Route("/v1/{tenant}/account/revoke", account.revoke, methods=["POST"]),
+        Route("/v1/{tenant}/account/narrow", account.narrow, methods=["POST"]),
         Route("/v1/{tenant}/account/signout", account.sign_out, methods=["POST"]),
     ]

@@ -140,8 +140,9 @@ class ToolDefinition(Model):
     access: Access = Access.PUBLIC
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
     output_schema: dict[str, Any] | None = None
-    # All five required when a company is applied (companies.tool_terms).
+    # All five required when applied (companies.tool_terms); a grant must hold ``scope``.
     annotations: tool_terms.ToolAnnotations | None = Field(default=None, validate_default=True)
+    scope: tool_terms.ToolScope | None = None
     timeout: float = Field(default=30.0, gt=0, le=300)  # seconds, then the call timed out
     enabled: bool = True  # False: kept in the definition, not served (companies.catalog)
     # What every call asks of the client, e.g. [elicitation]: a client without it is refused
@@ -151,6 +152,7 @@ class ToolDefinition(Model):
 
     _schemas = field_validator("input_schema", "output_schema")(_check_json_schema)
     _annotated = field_validator("annotations", mode="before")(tool_terms.complete_annotations)
+    _scope = field_validator("scope")(tool_terms.check_tool_scope)
 
     @field_validator("required_client_capabilities")
     @classmethod
@@ -379,6 +381,7 @@ class CompanyDefinition(Model):
         _unique(self.resources, "uri", "resources")
         _unique(self.resource_templates, "uri_template", "resource templates")
         _unique(self.prompts, "name", "prompts")
+        tool_terms.check_scope_text([tool.scope for tool in self.tools])
         return self
 
 

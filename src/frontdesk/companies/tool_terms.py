@@ -1,5 +1,5 @@
 """What a tool declares about itself beyond its schemas: MCP's ``ToolAnnotations``, all five
-of them required.
+of them required, and the scope of its own a company may give it.
 
 **Annotations.** MCP (2025-06-18 onwards, ``ToolAnnotations``) leaves every hint optional
 and defaults them to the cautious answer; the assistant directories (OpenAI's and
@@ -8,14 +8,21 @@ names ``title``, ``readOnlyHint``, ``destructiveHint``, ``idempotentHint`` and
 ``openWorldHint`` for every tool, and one left out is refused at apply, naming the tool
 and the field. A company stored before the rule keeps loading (``FROM_STORE``): what it
 left unsaid is served unsaid, as before.
+
+**Scopes.** A tool with a ``scope`` (``orders:cancel``) answers only a grant holding it
+(oauth.tool_scopes); one without stays open to any grant. A scope is an RFC 6749 3.3
+scope-token, kept to letters, digits and ``_ . : -`` so that it reads well on the consent
+page and needs no quoting in a ``WWW-Authenticate`` challenge (RFC 6750 3).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from frontdesk.scopes import SUPPORTED
 
 # What the annotations must say, by the names a companies file uses (MCP's).
 REQUIRED_ANNOTATIONS = (
@@ -25,6 +32,14 @@ REQUIRED_ANNOTATIONS = (
     "idempotentHint",
     "openWorldHint",
 )
+TOOL_SCOPE_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
+# The service's own scopes keep their meaning (what a tool sees of the customer,
+# frontdesk.scopes); a tool may not claim one. ``openid`` and ``offline_access`` are what
+# clients ask every server and are dropped unasked: a tool behind one would be unreachable.
+RESERVED_SCOPES = frozenset({*SUPPORTED, "openid", "offline_access"})
+# Every grant's scope is kept in a 200-character column (store.tables): the scopes a
+# company offers, joined by spaces, must fit in it.
+MAX_SCOPE_TEXT = 200
 
 
 class ToolAnnotations(BaseModel):
@@ -38,6 +53,9 @@ class ToolAnnotations(BaseModel):
     open_world_hint: bool | None = Field(default=None, alias="openWorldHint")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+ToolScope = Annotated[str, Field(pattern=TOOL_SCOPE_PATTERN)]
 
 
 # Each field's name in a companies file (MCP's), by the model's name for it.
@@ -97,3 +115,34 @@ def complete_annotations(annotations: Any, info: ValidationInfo) -> Any:
             "annotations", [_missing(tool, name, annotations) for name in missing]
         )
     return annotations
+
+
+def check_tool_scope(scope: str | None, info: ValidationInfo) -> str | None:
+    if scope is None:
+        return scope
+    tool = info.data.get("name", "?")
+    # A guest calls a public tool with no grant at all: a scope could not narrow it.
+    # (``access`` is validated before ``scope``, field order; a StrEnum equals its value.)
+    if info.data.get("access") != "personal":
+        raise ValueError(f"tool {tool!r} is public: only a personal tool can have a scope")
+    if scope in RESERVED_SCOPES:
+        raise ValueError(
+            f"tool {tool!r} cannot take the scope {scope!r}: it is the service's own"
+            f" (choose another, e.g. '{tool}:use')"
+        )
+    return scope
+
+
+def tool_scopes(scopes: list[str | None]) -> tuple[str, ...]:
+    """The distinct scopes tools name, in the order they first appear."""
+    return tuple(dict.fromkeys(scope for scope in scopes if scope is not None))
+
+
+def check_scope_text(scopes: list[str | None]) -> None:
+    """The company's offered scopes must fit a grant's scope column (store.tables)."""
+    text = " ".join((*SUPPORTED, *tool_scopes(scopes)))
+    if len(text) > MAX_SCOPE_TEXT:
+        raise ValueError(
+            f"the tools' scopes with {' and '.join(SUPPORTED)} come to {len(text)} characters;"
+            f" a grant holds at most {MAX_SCOPE_TEXT}: use fewer or shorter scopes"
+        )

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from frontdesk import scopes
+from frontdesk.companies.tool_scopes import company_scopes
 from frontdesk.limits.ratelimit import parse_rate_limit
 from frontdesk.oauth import browser, remembered
 from frontdesk.oauth.client_documents import ClientDocumentRefused, ClientDocumentUnavailable
@@ -134,8 +135,9 @@ async def check_authorize_request(
         redirect_uri=redirect_uri,
         state=state,
         code_challenge=challenge,
-        # Scopes we do not offer are dropped, not refused (frontdesk.scopes).
-        scope=scopes.resolve(_single(params, "scope")),
+        # Scopes we do not offer are dropped, not refused (frontdesk.scopes); the company
+        # offers its tools' own too (companies.tool_scopes).
+        scope=scopes.resolve(_single(params, "scope"), company_scopes(signin.company).offered),
         resource=settings.mcp_url(tenant_key) if resource is not None else None,
         binding=binding,
     )

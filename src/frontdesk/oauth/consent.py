@@ -3,6 +3,8 @@ form's answer, and the ``dev`` login's own form (for trials; production refuses 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import structlog
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -17,6 +19,7 @@ from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.forms import read_form
 from frontdesk.oauth.pages import page
 from frontdesk.oauth.rendering import NO_STORE
+from frontdesk.oauth.scope_choice import narrowed
 from frontdesk.observability import metrics
 
 log = structlog.get_logger(__name__)
@@ -54,6 +57,20 @@ class ConsentAndLogin:
             return back_to_client(
                 services, flow, error="access_denied", description="the customer denied the request"
             )
+        chosen = narrowed(flow.scope, form)
+        if not chosen:
+            metrics.signin_failed(flow.tenant_key, "denied")
+            return back_to_client(
+                services,
+                flow,
+                error="access_denied",
+                description="the customer allowed none of the scopes asked for",
+            )
+        if chosen != flow.scope:
+            # Only the tool scopes the customer left ticked (oauth.scope_choice), sealed
+            # again: every later step reads the flow, and the code is issued for it.
+            flow = replace(flow, scope=chosen)
+            sealed = services.flows.seal(flow)
         return await to_login(services, signin, flow, sealed)
 
     async def login_form(self, request: Request) -> Response:

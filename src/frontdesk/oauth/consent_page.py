@@ -25,6 +25,12 @@ from frontdesk.oauth.clients import KnownClient
 from frontdesk.oauth.context import OAuthServices
 from frontdesk.oauth.flow import Flow
 from frontdesk.oauth.pages import page
+from frontdesk.oauth.scope_choice import (
+    TOOL_SCOPES_FIELD,
+    ScopeChoice,
+    field_of,
+    tool_scopes_asked,
+)
 from frontdesk.oauth.tool_consent import ChangedTool
 
 
@@ -35,6 +41,8 @@ class PersonalTool:
     destructive: bool
     # Since the customer last allowed this client (oauth.tool_consent): "new", "changed".
     changed: str | None = None
+    # The tool's own scope, which a grant must hold (companies.tool_scopes), if it has one.
+    scope: str | None = None
 
 
 def _title(tool: ServedTool) -> str:
@@ -61,9 +69,22 @@ def personal_tools(
     marked if it changed since the customer last allowed the client."""
     since = {tool.name: "new" if tool.new else "changed" for tool in changed}
     return [
-        PersonalTool(_title(tool), may_destroy(tool), since.get(tool.name))
+        PersonalTool(_title(tool), may_destroy(tool), since.get(tool.name), tool.definition.scope)
         for tool in company.tools.values()
         if tool.is_personal
+    ]
+
+
+def scope_choices(tools: list[PersonalTool], asked: tuple[str, ...]) -> list[ScopeChoice]:
+    """Each tool scope ``asked``, with the personal tools it opens (oauth.scope_choice)."""
+    return [
+        ScopeChoice(
+            scope,
+            field_of(scope),
+            tuple(tool.title for tool in tools if tool.scope == scope),
+            any(tool.destructive for tool in tools if tool.scope == scope),
+        )
+        for scope in asked
     ]
 
 
@@ -78,13 +99,20 @@ def consent_page(
 ) -> Response:
     redirect = urlsplit(flow.redirect_uri)
     issuer = services.settings.issuer(company.tenant_key)
+    tools = personal_tools(company, changed)
+    asked = tool_scopes_asked(company, flow.scope)
     return page(
         request,
         "consent.html",
         company_name=company.name,
         client=client_display(client.client_id, client.name),
-        tools=personal_tools(company, changed),
+        # The tools any grant reaches; those behind a scope of their own are the customer's
+        # choice, each scope with its tools (oauth.scope_choice).
+        tools=[tool for tool in tools if tool.scope is None],
         tools_changed=bool(changed),
+        scope_choices=scope_choices(tools, asked),
+        tool_scopes=" ".join(asked),
+        tool_scopes_field=TOOL_SCOPES_FIELD,
         redirect_host=redirect.netloc or redirect.scheme,
         scopes=flow.scope.split(),
         flow=sealed,

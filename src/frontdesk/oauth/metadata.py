@@ -3,12 +3,14 @@ resource metadata (RFC 9728, interface 2.2). Every URL is built from the base UR
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from frontdesk import scopes
+from frontdesk.companies.tool_scopes import company_scopes
 from frontdesk.config import Settings
 from frontdesk.oauth.rendering import JSON
 
@@ -19,7 +21,10 @@ if TYPE_CHECKING:
 
 
 def authorization_server(
-    settings: Settings, tenant_key: str, enterprise_signin: bool = False
+    settings: Settings,
+    tenant_key: str,
+    enterprise_signin: bool = False,
+    offers: Sequence[str] = scopes.SUPPORTED,
 ) -> dict[str, Any]:
     issuer = settings.issuer(tenant_key)
     document = {
@@ -34,7 +39,8 @@ def authorization_server(
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": ["none"],
         "revocation_endpoint_auth_methods_supported": ["none"],
-        "scopes_supported": list(scopes.SUPPORTED),
+        # The service's scopes and the company's tools' own (companies.tool_scopes).
+        "scopes_supported": list(offers),
         "authorization_response_iss_parameter_supported": True,
         # An https client_id URL is accepted as the client's metadata document
         # (draft-ietf-oauth-client-id-metadata-document; MCP 2025-11-25 authorization).
@@ -57,11 +63,13 @@ def authorization_server(
     return document
 
 
-def protected_resource(settings: Settings, tenant_key: str) -> dict[str, Any]:
+def protected_resource(
+    settings: Settings, tenant_key: str, offers: Sequence[str] = scopes.SUPPORTED
+) -> dict[str, Any]:
     return {
         "resource": settings.mcp_url(tenant_key),
         "authorization_servers": [settings.issuer(tenant_key)],
-        "scopes_supported": list(scopes.SUPPORTED),
+        "scopes_supported": list(offers),
         "bearer_methods_supported": ["header"],
         "resource_name": tenant_key,
     }
@@ -88,8 +96,12 @@ class Discovery:
     async def server_metadata(self, request: Request) -> Response:
         signin = await self._services.signin_company(request)
         enterprise = bool(signin.setup.enterprise_providers)
-        return JSON(authorization_server(self._services.settings, signin.tenant_key, enterprise))
+        offers = company_scopes(signin.company).offered
+        return JSON(
+            authorization_server(self._services.settings, signin.tenant_key, enterprise, offers)
+        )
 
     async def resource_metadata(self, request: Request) -> Response:
         signin = await self._services.signin_company(request)
-        return JSON(protected_resource(self._services.settings, signin.tenant_key))
+        offers = company_scopes(signin.company).offered
+        return JSON(protected_resource(self._services.settings, signin.tenant_key, offers))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frontdesk import scopes
 from frontdesk.companies.catalog import ServedCompany
+from frontdesk.companies.tool_scopes import company_scopes
 from frontdesk.config import Settings
 from frontdesk.domain import Caller
 from frontdesk.oauth.grants import Grants
@@ -25,6 +25,10 @@ TOOL_CHANGED = "This tool changed since the customer allowed this client: ask th
 class Challenges:
     """One sign-in company's challenges, built once: every request to it may need one."""
 
+    # The company's loaded definition they were built for: its scopes are in them.
+    company: ServedCompany
+    # ``Bearer resource_metadata="..."``: where to sign in (RFC 9728 5.1).
+    where: str
     # RFC 6750 3.1: a request without credentials gets no error code; the client learns
     # where to sign in (RFC 9728 5.1) and what to ask for.
     guest: str
@@ -46,15 +50,19 @@ class BearerResolver:
         self._tool_consent = tool_consent
         self._challenges: dict[str, Challenges] = {}
 
-    def challenges(self, tenant_key: str) -> Challenges:
-        """The challenges of a company with sign-in."""
+    def challenges(self, company: ServedCompany) -> Challenges:
+        """The challenges of a company with sign-in, built again when it is reloaded: they
+        name every scope it offers, its tools' own among them (companies.tool_scopes)."""
+        tenant_key = company.tenant_key
         challenges = self._challenges.get(tenant_key)
-        if challenges is None:
+        if challenges is None or challenges.company is not company:
             where = (
                 f'Bearer resource_metadata="{resource_metadata_url(self._settings, tenant_key)}"'
             )
-            what = f'scope="{scopes.ALL}"'
+            what = f'scope="{company_scopes(company).text}"'
             challenges = self._challenges[tenant_key] = Challenges(
+                company=company,
+                where=where,
                 guest=f"{where}, {what}",
                 guest_in_reply=(
                     f'{where}, error="insufficient_scope",'
@@ -87,7 +95,7 @@ class BearerResolver:
         if bearer is None:
             raise Unauthorized(
                 REFUSAL,
-                challenge=self.challenges(company.tenant_key).refused_token,
+                challenge=self.challenges(company).refused_token,
             )
         snapshot = bearer.tool_snapshot
         asked_again = NOTHING

@@ -141,7 +141,7 @@ class McpEndpoint:
                 self._usage,
                 revision,
                 routed,
-                sign_in=self._bearers.challenges(tenant_key) if company.has_signin else None,
+                sign_in=self._bearers.challenges(company) if company.has_signin else None,
             )
             first = body.messages[0]
             if body.is_batch or first.is_notification:

@@ -18,6 +18,7 @@ from frontdesk.observability import metrics
 from frontdesk.protocol.context import RequestContext
 from frontdesk.protocol.errors import InvalidParams
 from frontdesk.protocol.params import optional_object, required_str
+from frontdesk.protocol.scope_step_up import step_up
 from frontdesk.tools.provider import InputRequired, ToolAnswer, ToolCall, ToolError, ToolResult
 from frontdesk.tools.schemas import SchemaCheck
 from frontdesk.usage import counters as usage
@@ -179,6 +180,11 @@ def refusal_of(
             is_error=True,
             meta={"mcp/www_authenticate": [context.sign_in.tool_changed]},
         )
+    # A tool with a scope of its own answers only a grant holding it (companies.tool_scopes).
+    needed, customer = tool.definition.scope, context.caller.customer
+    if needed is not None and customer is not None and needed not in customer.scopes:
+        count_refused(context, tool, usage.UNAUTHORIZED)
+        return step_up(context, tool, customer, needed)
     problem = tool.arguments.problem(arguments)
     if problem is not None:
         count_refused(context, tool, usage.INVALID_ARGUMENTS)

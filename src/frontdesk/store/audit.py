@@ -25,6 +25,9 @@ class Event(StrEnum):
     REFRESH_RETRIED = "refresh_retried"
     REFRESH_REUSE_DETECTED = "refresh_reuse_detected"
     FAMILY_REVOKED = "family_revoked"
+    # A customer took a tool scope back from a client on their account page
+    # (store.grant_narrowing): the family keeps working with the rest.
+    GRANT_NARROWED = "grant_narrowed"
     TOKEN_REVOKED = "token_revoked"  # noqa: S105 -- an event name, not a secret
     # The admin API (frontdesk.admin_api): a key of the company made or revoked, and each
     # request a key made about the company (an operator key's under the company touched).

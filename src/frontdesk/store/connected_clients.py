@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.store import audit, consents
+from frontdesk.store import audit, consents, grant_narrowing
 from frontdesk.store.audit import Event
 from frontdesk.store.database import for_reads
 from frontdesk.store.families import revoke_family_in
@@ -173,6 +173,19 @@ class ConnectedClients:
             # Taken effect here before the customer is told it did (store.grants_postgres).
             await self._feed.caught_up()
         return len(ended)
+
+    async def narrow(
+        self,
+        tenant_key: str,
+        customer_id: int,
+        client_id: str,
+        scopes: frozenset[str],
+        now: datetime,
+    ) -> int:
+        """Take tool scopes back from this client (store.grant_narrowing)."""
+        return await grant_narrowing.narrow(
+            self._engine, self._feed, tenant_key, customer_id, client_id, scopes, now
+        )
 
 
 def _by_client(rows: Iterable[Sequence[Any]]) -> list[ConnectedClient]:
