@@ -176,6 +176,29 @@ async def test_the_token_endpoint_at_the_providers_address_is_called(
     assert pkce_verifier(ATTEMPT).encode() in token_request.raw
 
 
+async def test_a_secret_a_basic_header_cannot_carry_is_a_clean_sign_in_error(
+    servers: tuple[Server, Server], outbound: OutboundClients, logged: list[EventDict]
+) -> None:
+    """A client secret outside Latin-1 never reaches the provider and is no server error."""
+    provider, _ = servers
+    provider.routes[WELL_KNOWN] = discovery(provider.url)
+    provider.routes["/jwks"] = answer(200, KEYS)
+    provider.routes["/token"] = answer(200, {"id_token": "x"})
+    policy = OutboundPolicy(
+        AddressPolicy(OPEN),
+        allow_http=True,
+        limit_bytes=LOGIN_MAX_ANSWER_BYTES,
+        deadline_seconds=2.0,
+    )
+    settings = OidcSettings(provider.url, "frontdesk", "s\u20acret", ("openid",))
+    connector = OidcLogin(settings, outbound.for_logins(), policy)
+    await connector.begin(ATTEMPT)
+    with pytest.raises(ProviderUnavailable):
+        await connector.complete(ATTEMPT, {"code": CODE})
+    assert provider.paths() == [WELL_KNOWN, "/jwks"]
+    assert reasons(logged) == ["the client secret is not Latin-1 text"]
+
+
 @pytest.mark.parametrize("route", [WELL_KNOWN, "/jwks", "/token"])
 async def test_an_oversize_answer_is_cut_at_the_cap(
     servers: tuple[Server, Server],
@@ -227,6 +250,32 @@ async def test_a_dripped_answer_ends_at_the_deadline(
         await login(outbound, provider.url, deadline=0.5).begin(ATTEMPT)
     assert time.monotonic() - started < 2.0
     assert "within the deadline" in reasons(logged)[0]
+
+
+def late(handler: Handler, seconds: float) -> Handler:
+    """``handler``'s answer, after ``seconds``: a provider slow to answer, not a broken one."""
+
+    async def write(writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(seconds)
+        await handler(writer)
+
+    return write
+
+
+async def test_discovery_and_keys_share_one_deadline(
+    servers: tuple[Server, Server], outbound: OutboundClients, logged: list[EventDict]
+) -> None:
+    """Each answer alone is within the deadline, both together are not: the sign-in page
+    waits on the two, so the step is bounded as a whole (Authlib's requests carry it)."""
+    provider, _ = servers
+    provider.routes[WELL_KNOWN] = late(discovery(provider.url), 0.4)
+    provider.routes["/jwks"] = late(answer(200, KEYS), 0.4)
+    with anyio.fail_after(5), pytest.raises(ProviderUnavailable):
+        await login(outbound, provider.url, deadline=0.6).begin(ATTEMPT)
+    assert provider.paths() == [WELL_KNOWN, "/jwks"]
+    unavailable = [entry for entry in logged if entry["event"] == "login_provider_unavailable"]
+    assert [entry["call"] for entry in unavailable] == ["keys"]
+    assert "within the deadline" in unavailable[0]["reason"]
 
 
 async def test_a_redirect_is_not_followed(

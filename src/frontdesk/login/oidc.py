@@ -157,6 +157,11 @@ class OidcLogin:
             except OAuthError:
                 # A JSON answer naming an OAuth error (RFC 6749 5.2), even with a 200.
                 raise LoginFailed(NOT_ACCEPTED) from None
+            except UnicodeEncodeError:
+                # Authlib's Basic header is Latin-1 (RFC 7617 leaves the charset open): a
+                # secret outside it is the company's setup to fix, not a server error.
+                self._log_unreachable("token", "the client secret is not Latin-1 text")
+                raise ProviderUnavailable(UNREACHABLE) from None
         id_token = answer.get("id_token")
         if not isinstance(id_token, str):
             raise LoginFailed(NO_IDENTITY)
