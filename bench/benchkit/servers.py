@@ -21,7 +21,11 @@ from benchkit.systems import Database, Server
 
 BENCH = Path(__file__).resolve().parent.parent
 START_TIMEOUT = 60.0
+# FastMCP's own environment, made by bench/run from fastmcp-requirements.txt.
+FASTMCP_PYTHON = BENCH / ".venv-fastmcp" / "bin" / "python"
 MINT_TIMEOUT = 120.0
+# What companies-backend.yaml names the backend by, until the run knows its port.
+BACKEND_PLACEHOLDER = "http://127.0.0.1:18080"
 
 
 @dataclass
@@ -97,6 +101,8 @@ class Environment:
     frontdesk_python: Path
     bench_python: Path
     postmaster: int | None = None
+    # The JSON backend every backend scenario calls, once started (start_backend).
+    backend_url: str = ""
 
     @property
     def frontdesk(self) -> Path:
@@ -118,6 +124,9 @@ class Environment:
                 # refused.
                 "FRONTDESK_OAUTH_RATE_LIMIT": "100000000/minute",
                 "FRONTDESK_OAUTH_CLIENT_RATE_LIMIT": "100000000/minute",
+                # The JSON backend of the API scenarios listens on loopback, which the
+                # outbound policy refuses unless the operator opens it.
+                "FRONTDESK_BACKEND_ALLOWED_NETWORKS": "127.0.0.1/32",
             }
         )
         if server is not None:
@@ -163,6 +172,23 @@ def start_server(env: Environment, server: Server) -> Running:
         command += ["--http", "httptools", "--no-access-log", "--log-level", "warning"]
         command += ["--workers", str(server.workers)]
         options["cwd"] = BENCH
+    elif server.kind == "rsgi":
+        # Granian as Frontdesk is served with it: RSGI, uvloop, HTTP/1.1, one worker.
+        command = [str(env.frontdesk_python), "-m", "granian", "--interface", "rsgi"]
+        command += ["--host", "127.0.0.1", "--port", str(port), "--loop", "uvloop"]
+        command += ["--http", "1", "--workers", str(server.workers), "--no-ws"]
+        command += ["--log-level", "warning", "baselines.bare_rsgi:app"]
+        options["cwd"] = BENCH
+    elif server.kind == "pass-through":
+        command = [str(env.bench_python), "-m", "uvicorn", "baselines.pass_through:app"]
+        command += ["--host", "127.0.0.1", "--port", str(port), "--loop", "uvloop"]
+        command += ["--http", "httptools", "--no-access-log", "--log-level", "warning"]
+        options["cwd"] = BENCH
+        options["env"] = {**os.environ, "BENCH_BACKEND_URL": env.backend_url}
+    elif server.kind == "fastmcp":
+        script = BENCH / "baselines" / "fastmcp_openapi.py"
+        command = [str(FASTMCP_PYTHON), str(script), "--port", str(port)]
+        command += ["--backend", env.backend_url]
     elif server.kind == "mcp-python":
         script = BENCH / "baselines" / "mcp_python_server.py"
         command = [str(env.bench_python), str(script), "--port", str(port)]
@@ -183,6 +209,37 @@ def start_server(env: Environment, server: Server) -> Running:
     memory = memory_of(pid)
     running.rss_at_start_mb, running.processes = memory.worker_mb, memory.processes
     return running
+
+
+def start_backend(env: Environment) -> int:
+    """The JSON backend (baselines/json_backend.py) on the load's CPU, where a company's
+    API would be another machine's: its CPU is not the server's. Returns its pid."""
+    port = free_port()
+    command = [str(env.bench_python), "-m", "uvicorn", "baselines.json_backend:app"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--loop", "uvloop"]
+    command += ["--http", "httptools", "--no-access-log", "--log-level", "warning"]
+    log = env.run_dir / "server-backend.log"
+    pid = env.processes.start("backend", [*pin(str(env.args.load_cpu)), *command], log, cwd=BENCH)
+    env.backend_url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{env.backend_url}/echo?text=up", timeout=2.0).status_code == 200:
+                return pid
+        except httpx.TransportError:
+            pass
+        if not env.processes.alive(pid):
+            raise BenchError(f"the backend exited:\n{log.read_text()[-2000:]}")
+        time.sleep(0.2)
+    raise BenchError(f"the backend did not answer within {START_TIMEOUT:.0f}s")
+
+
+def backend_companies(env: Environment) -> Path:
+    """companies-backend.yaml with the backend's address, to apply."""
+    text = (BENCH / "companies-backend.yaml").read_text()
+    applied = env.run_dir / "companies-backend.yaml"
+    applied.write_text(text.replace(BACKEND_PLACEHOLDER, env.backend_url))
+    return applied
 
 
 def _wait_until_up(env: Environment, running: Running, log: Path) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-ServerKind = Literal["asgi", "mcp-python", "mcp-typescript", "frontdesk"]
+ServerKind = Literal[
+    "asgi", "rsgi", "pass-through", "fastmcp", "mcp-python", "mcp-typescript", "frontdesk"
+]
 Database = Literal["sqlite", "postgres"]
 Load = Literal["call", "call-2026", "batch", "list", "bearer", "refresh"]
 
@@ -31,10 +33,24 @@ class Scenario:
     load: Load
     tenant: str = ""
     diagnostic: bool = False
+    # The tool called: echo, or one whose answer comes from the JSON backend.
+    tool: str = "echo"
 
+    @property
+    def needs_backend(self) -> bool:
+        return self.tool != "echo" or SERVER_BY_KEY[self.server].kind in BACKEND_KINDS
+
+
+# The servers that answer from the JSON backend (baselines/json_backend.py).
+BACKEND_KINDS = frozenset({"pass-through", "fastmcp"})
+# The company whose tools are the backend's (companies-backend.yaml).
+BACKEND_TENANT = "benchapi"
 
 SERVERS = (
     Server("ceiling", "bare ASGI on uvicorn", "asgi"),
+    Server("ceiling-rsgi", "bare RSGI on Granian", "rsgi"),
+    Server("pass-through", "bare pass-through to the backend, uvicorn", "pass-through"),
+    Server("fastmcp", "FastMCP 4 from the backend's OpenAPI document", "fastmcp"),
     Server("ceiling-2w", "bare ASGI on uvicorn, 2 workers", "asgi", 2),
     Server("mcp-python", "MCP Python SDK", "mcp-python"),
     Server("mcp-typescript", "MCP TypeScript SDK", "mcp-typescript"),
@@ -52,7 +68,7 @@ SERVERS = (
 )
 SERVER_BY_KEY = {server.key: server for server in SERVERS}
 
-SCENARIOS = (
+SCENARIOS: tuple[Scenario, ...] = (
     Scenario("ceiling", "tools/call: bare ASGI (the ceiling)", "ceiling", "call"),
     # What two workers can give on this machine at all, with wrk sharing their cores: the
     # yardstick for Frontdesk's own 2-worker figures.
@@ -63,6 +79,7 @@ SCENARIOS = (
         "call",
         diagnostic=True,
     ),
+    Scenario("ceiling-rsgi", "tools/call: bare RSGI on Granian", "ceiling-rsgi", "call"),
     Scenario("mcp-python", "tools/call: MCP Python SDK, stateless JSON", "mcp-python", "call"),
     Scenario(
         "mcp-python-2026",
@@ -92,6 +109,37 @@ SCENARIOS = (
     Scenario(
         "refresh-pg-2w", "token endpoint: refresh_token grant", "fd-pg-2w", "refresh", "benchauth"
     ),
+)
+# A tool that is a JSON HTTP API: one backend process for every server.
+SCENARIOS += (
+    Scenario(
+        "api-pass-through", "API tool: bare pass-through (its ceiling)", "pass-through", "call"
+    ),
+    Scenario(
+        "api-http",
+        "API tool: http provider, guest",
+        "fd-sqlite",
+        "call",
+        BACKEND_TENANT,
+        tool="echo_http",
+    ),
+    Scenario(
+        "api-http-bearer",
+        "API tool: http provider, signed in",
+        "fd-sqlite",
+        "bearer",
+        BACKEND_TENANT,
+        tool="echo_http",
+    ),
+    Scenario(
+        "api-openapi",
+        "API tool: imported from OpenAPI, guest",
+        "fd-sqlite",
+        "call",
+        BACKEND_TENANT,
+        tool="echo_api",
+    ),
+    Scenario("api-fastmcp", "API tool: FastMCP 4 from OpenAPI", "fastmcp", "call"),
 )
 SCENARIO_KEYS = tuple(scenario.key for scenario in SCENARIOS)
 
