@@ -76,7 +76,7 @@ from frontdesk.usage.flushing import UsageFlusher
 from frontdesk.web.access_log import AccessLog
 from frontdesk.web.allowed_methods import one_route_per_path
 from frontdesk.web.asgi import Receive, Scope, Send
-from frontdesk.web.edge import Edge, protect, request_id_of
+from frontdesk.web.edge import Edge, request_id_of
 from frontdesk.web.network import ClientAddressResolver
 
 log = structlog.get_logger(__name__)
@@ -229,7 +229,8 @@ def _production_problems(companies: CompanyRepository, stored: StoredCompany) ->
 
 class Frontdesk(Edge):
     """The ASGI application: the edge every request passes, Starlette's Host check and CORS
-    (``edge.protect``), then the MCP endpoint on its fast path and everything else via
+    (``edge.protect``, skipped for a request they would pass on untouched), then the MCP
+    endpoint on its fast path and everything else via
     Starlette's router. An Edge itself rather than holding one, so that a request enters
     the edge with no call in between."""
 
@@ -248,7 +249,7 @@ class Frontdesk(Edge):
         )
         self._routes = _routes(services, addresses, self._mcp)
         super().__init__(
-            protect(self._route, services.settings),
+            self._route,
             services.settings,
             services.metrics,
             services.access_log,

@@ -95,8 +95,12 @@ async def run_tool(
     outcome = "ok"
     used = usage.OK
     try:
-        async with asyncio.timeout(tool.definition.timeout):
+        if getattr(provider, "never_waits", False):
+            # No timer: a timeout fires only where a call waits, and this one never does.
             result = await provider.call(call)
+        else:
+            async with asyncio.timeout(tool.definition.timeout):
+                result = await provider.call(call)
     except ToolError as error:
         outcome = error.outcome
         used = _USAGE_OF_OUTCOME.get(outcome, usage.TOOL_ERROR)

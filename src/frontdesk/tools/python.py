@@ -9,6 +9,7 @@ can answer; the call comes again with ``call.input_responses`` and ``call.state`
 
 from __future__ import annotations
 
+import dis
 import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
@@ -63,13 +64,28 @@ def as_tool_result(output: object) -> ToolResult:
     raise TypeError(f"a python tool returned {type(output).__name__}, not str, dict or ToolResult")
 
 
+def never_suspends(function: Callable[..., Any]) -> bool:
+    """Whether an async function's own code has no point where it could wait: no ``await``,
+    ``async for`` or ``async with`` (each compiles to a SEND and a YIELD_VALUE). Only a
+    plain function's code is read; anything else (a partial, a callable object) may wait."""
+    code = getattr(function, "__code__", None)
+    if not inspect.isfunction(function) or code is None:
+        return False
+    return not any(
+        instruction.opname in ("SEND", "YIELD_VALUE") for instruction in dis.get_instructions(code)
+    )
+
+
 class PythonToolProvider:
     """Calls one resolved function; resolution happens once, when the company is loaded."""
 
-    __slots__ = ("_function",)
+    __slots__ = ("_function", "never_waits")
 
     def __init__(self, target: str) -> None:
         self._function: ToolFunction = resolve_coroutine_function(target)
+        # A call that never waits cannot be timed out: asyncio's timeout interrupts a task
+        # only where it waits (protocol.tool_calls sets no timer around it).
+        self.never_waits = never_suspends(self._function)
 
     async def call(self, call: ToolCall) -> ToolAnswer:
         output = await self._function(call.arguments, call)

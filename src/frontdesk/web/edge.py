@@ -3,7 +3,12 @@ two refusals Starlette's middlewares do not make.
 
 Host checking and CORS are Starlette's (``TrustedHostMiddleware``, ``CORSMiddleware``,
 built in ``protect``); the edge stays outside them so that the requests they refuse are
-logged and counted too, and carry a request id. What it adds is only what they lack:
+logged and counted too, and carry a request id. A request without ``Origin`` whose Host
+names an accepted host exactly, nearly every request, is one both middlewares pass on
+untouched (the Host check accepts it, and CORS has nothing to add without an Origin): the
+edge, which has read both headers already, hands it to the application itself, and only
+the rest through the middlewares (tests/test_edge_host_origin.py compares the answers).
+What the edge adds is only what they lack:
 
 - a request with more than one ``Host`` is refused (400): the middleware reads the first,
   and a proxy or the application behind it could read another (RFC 9112 section 3.2:
@@ -21,7 +26,7 @@ from __future__ import annotations
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 
 import orjson
 from starlette.middleware.cors import CORSMiddleware
@@ -58,6 +63,7 @@ CORS_MAX_AGE_SECONDS = 600
 # The answer to a duplicate Host: the same as the Host middleware's own refusal.
 _INVALID_HOST = b"Invalid host header"
 _PLAIN_TEXT = (b"content-type", b"text/plain; charset=utf-8")
+_VARY_ORIGIN = (b"vary", b"Origin")
 _FORBIDDEN_ORIGIN = orjson.dumps(
     {"error": "forbidden_origin", "error_description": "Requests from this Origin are refused"}
 )
@@ -132,11 +138,32 @@ def protect(app: App, settings: Settings) -> App:
     return TrustedHostMiddleware(cors, allowed_hosts=hosts, www_redirect=False)
 
 
+def varying_with_origin(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``headers`` with Origin among the Vary values, as Starlette's CORS middleware adds
+    it to an answer without Origin (what the answer says depends on the Origin sent, so a
+    cache must not hand it to a request with one: RFC 9110 section 12.5.5)."""
+    answer = list(headers)
+    varies = [index for index, (name, _value) in enumerate(answer) if name == b"vary"]
+    if not varies:
+        answer.append(_VARY_ORIGIN)
+        return answer
+    values = [answer[index][1].decode("latin-1") for index in varies]
+    answer[varies[0]] = (b"vary", ", ".join([*values, "Origin"]).encode("latin-1"))
+    for index in reversed(varies[1:]):
+        del answer[index]
+    return answer
+
+
 class Edge:
     def __init__(
         self, app: App, settings: Settings, metrics: Metrics, access_log: AccessLog | None
     ) -> None:
         self._app = app
+        self._protected = protect(app, settings)
+        # The Host values the Host check accepts as they are (no port), as bytes.
+        self._exact_hosts = frozenset(
+            host.encode("latin-1") for host in settings.accepted_hosts if "*" not in host
+        )
         # None when every origin is allowed ("*", the default).
         self._origins: frozenset[bytes] | None = (
             None
@@ -162,12 +189,18 @@ class Edge:
         recording = self._metrics.entered()
         request_id_header = (b"x-request-id", request_id.encode())
         status = 0
+        # Whether the request bypasses the middlewares, which CORS would have marked as
+        # varying with Origin.
+        straight = b"origin" not in headers and self._is_exact_host(headers)
 
         async def send_with_request_id(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [*message.get("headers", ()), request_id_header]
+                answer_headers = message.get("headers", ())
+                if straight:
+                    answer_headers = varying_with_origin(answer_headers)
+                message["headers"] = [*answer_headers, request_id_header]
             await send(message)
 
         try:
@@ -177,8 +210,10 @@ class Edge:
             elif self._refuses_origin(headers):
                 status = 403
                 await respond(send, 403, _FORBIDDEN_ORIGIN, [JSON_CONTENT, request_id_header])
-            else:
+            elif straight:
                 await self._app(scope, receive, send_with_request_id)
+            else:
+                await self._protected(scope, receive, send_with_request_id)
         except BaseException:
             # Nothing answered yet: the server answers 500 for the failure.
             status = status or 500
@@ -198,6 +233,11 @@ class Edge:
                     return True
                 found = True
         return False
+
+    def _is_exact_host(self, headers: dict[bytes, bytes]) -> bool:
+        # What TrustedHostMiddleware compares: the value before the first ":", as sent.
+        host = headers.get(b"host")
+        return host is not None and host.partition(b":")[0] in self._exact_hosts
 
     def _refuses_origin(self, headers: dict[bytes, bytes]) -> bool:
         origin = headers.get(b"origin")
