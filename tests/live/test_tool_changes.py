@@ -45,7 +45,7 @@ SERVED_DEADLINE = 10.0
 ENVIRONMENT = {"FRONTDESK_COMPANY_CACHE_SECONDS": "0"}
 
 
-def annotations(title: str, *, read_only: bool = True) -> dict[str, Any]:
+def hints(title: str, *, read_only: bool = True) -> dict[str, Any]:
     return {
         "title": title,
         "readOnlyHint": read_only,
@@ -59,7 +59,7 @@ WHOAMI: dict[str, Any] = {
     "name": "whoami",
     "description": "Says who is asking.",
     "access": "personal",
-    "annotations": annotations("Whoami"),
+    "annotations": hints("Whoami"),
     "provider": {"type": "python", "target": "tests.fixtures.tools:whoami"},
 }
 ECHO: dict[str, Any] = {
@@ -71,7 +71,7 @@ ECHO: dict[str, Any] = {
         "properties": {"text": {"type": "string"}},
         "required": ["text"],
     },
-    "annotations": annotations("Echo"),
+    "annotations": hints("Echo"),
     "provider": {"type": "python", "target": "tests.fixtures.tools:echo"},
 }
 COMPANY = {"name": "Versioned", "signin": {"login": {"type": "dev"}}, "tools": [WHOAMI, ECHO]}
@@ -285,7 +285,7 @@ async def test_a_changed_tool_asks_the_grant_again_and_no_other(
             assert_asks_again(await call_with(service, before, "whoami", {}))
 
             # Echo made destructive: echo asks again, whoami keeps answering.
-            destructive = {**ECHO, "annotations": annotations("Echo", read_only=False)}
+            destructive = {**ECHO, "annotations": hints("Echo", read_only=False)}
             await company.put_tool(destructive)
             assert_asks_again(await call_with(service, after, "echo", {"text": "hello"}))
             assert_answers(await call_with(service, after, "whoami", {}))
