@@ -76,7 +76,7 @@ async def test_sdk_client_pinned_to_2026_07_28_lists_and_calls_a_guest_tool(
         listing = await client.list_tools()
         echoed = await client.call_tool("echo", {"text": "hello at 2026-07-28"})
         dark = await client.call_tool("search_products", {"roast": "dark"})
-    assert [tool.name for tool in listing.tools][:2] == ["cancel_order", "echo"]
+    assert [tool.name for tool in listing.tools][:2] == ["echo", "search_products"]
     assert listing.cache_scope == "public"
     assert listing.ttl_ms >= 0
     assert not echoed.is_error
@@ -115,13 +115,12 @@ async def test_demo_tools_are_listed_and_answer(live_service: LiveService) -> No
         echoed = await client.call_tool("echo", {"text": "hello from the SDK"})
         dark = await client.call_tool("search_products", {"roast": "dark"})
 
-    # By name: tools/list's stable order.
     assert [tool.name for tool in listing.tools] == [
-        "cancel_order",
         "echo",
-        "loyalty_points",
-        "order_status",
         "search_products",
+        "order_status",
+        "loyalty_points",
+        "cancel_order",
     ]
     search = next(tool for tool in listing.tools if tool.name == "search_products")
     assert search.output_schema is not None
@@ -203,14 +202,14 @@ async def test_acme_tools_answer_with_text_structure_and_errors(live_service: Li
         invalid = await client.call_tool("echo", {})
 
     assert [tool.name for tool in listing.tools] == [
-        "add",
-        "crash",
         "echo",
-        "refuse",
-        "rich",
-        "slow",
+        "add",
         "whoami",
+        "slow",
+        "crash",
+        "refuse",
         "wrong_shape",
+        "rich",
     ]
     assert not added.is_error
     assert added.structured_content == {"sum": 5}

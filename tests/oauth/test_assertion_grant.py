@@ -6,6 +6,7 @@ what fails it."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import time
 from collections.abc import Iterator
@@ -162,10 +163,12 @@ async def test_only_a_company_that_trusts_an_issuer_advertises_the_grant(
 
 
 async def test_an_id_jag_buys_a_token_that_the_sdk_calls_a_personal_tool_with(
-    enterprise: Enterprise,
+    serve: Serve, idp: EnterpriseIdp, database_url: str
 ) -> None:
     """One POST, no browser: an access token (no refresh token by default) for the customer
-    the assertion names, which the MCP Python SDK then calls whoami with."""
+    the assertion names, which the MCP Python SDK then calls whoami with, on either
+    database."""
+    enterprise = await start(serve, idp, {"database_url": database_url})
     answer = await enterprise.exchange(enterprise.assertion())
 
     assert answer.status_code == 200, answer.text
@@ -249,6 +252,31 @@ async def test_the_scopes_are_those_asked_asserted_and_allowed(
     )
 
 
+async def test_a_tools_own_scope_is_granted_only_when_asserted(
+    serve: Serve, idp: EnterpriseIdp
+) -> None:
+    """A company's per-tool scopes (companies.tool_scopes) are offered to an ID-JAG as to a
+    consent: the assertion's ``orders:read`` opens the tool that needs it, and a token
+    whose assertion did not name it gets the step-up challenge there."""
+    orders = {**WHOAMI, "name": "order_status", "scope": "orders:read"}
+    trusting = {**company(idp), "tools": [WHOAMI, orders]}
+    served = await serve(trusting, backend_allowed_networks=LOOPBACK)
+    enterprise = Enterprise(served, idp, await flows.register(served.client, TENANT))
+
+    wide = await enterprise.exchange(enterprise.assertion(scope="email orders:read"))
+    narrow = await enterprise.exchange(enterprise.assertion(scope="email"))
+
+    assert wide.json()["scope"] == "email orders:read"
+    assert narrow.json()["scope"] == "email"
+    call = flows.tool_call("order_status")
+    opened = await flows.mcp(enterprise.client, call, TENANT, token=wide.json()["access_token"])
+    assert opened.status_code == 200, opened.text
+    assert opened.json()["result"]["isError"] is False
+    closed = await flows.mcp(enterprise.client, call, TENANT, token=narrow.json()["access_token"])
+    assert closed.status_code == 401
+    assert 'error="insufficient_scope"' in closed.headers["www-authenticate"]
+
+
 # Refusals --------------------------------------------------------------------------------
 
 NOW = int(time.time())
@@ -264,6 +292,7 @@ CLAIMS_REFUSED: dict[str, tuple[dict[str, Any], str]] = {
     "issued_in_the_future": ({"iat": NOW + 600, "exp": NOW + 900}, "issued in the future"),
     "too_long_lived": ({"exp": NOW + 7200}, "valid for too long"),
     "exp_missing": ({"exp": None}, "must carry exp and iat"),
+    "exp_not_a_number": ({"exp": float("nan")}, "not a signed JWT"),
     "iat_missing": ({"iat": None}, "must carry exp and iat"),
     "jti_missing": ({"jti": None}, "must carry a jti"),
     "sub_missing": ({"sub": None}, "subject cannot be used"),
@@ -345,6 +374,25 @@ async def test_an_assertion_is_spent_once_on_every_instance(
     [row] = rows
     assert len(row.assertion_hash) == 64
     assert row.assertion_hash not in assertion
+
+
+async def test_of_concurrent_presentations_exactly_one_is_answered(
+    serve: Serve, idp: EnterpriseIdp, database_url: str
+) -> None:
+    shared = {"database_url": database_url}
+    enterprise = await start(serve, idp, shared)
+    other = await serve(company(idp), PLAIN_COMPANY, backend_allowed_networks=LOOPBACK, **shared)
+    assertion = enterprise.assertion()
+    clients = [enterprise.client, other.client] * 4
+
+    answers = await asyncio.gather(
+        *(exchange(client, enterprise.client_id, assertion) for client in clients)
+    )
+
+    assert sorted(answer.status_code for answer in answers) == [200] + [400] * 7
+    for answer in answers:
+        if answer.status_code == 400:
+            refused(answer, "used before")
 
 
 # Keys ------------------------------------------------------------------------------------

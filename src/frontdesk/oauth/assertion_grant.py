@@ -28,7 +28,9 @@ answers 503 ``temporarily_unavailable``: the assertion may well be good, and a c
 from __future__ import annotations
 
 import hashlib
+import math
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
@@ -38,6 +40,7 @@ from joserfc.errors import JoseError
 
 from frontdesk import scopes
 from frontdesk.companies.enterprise_providers import EnterpriseProvider
+from frontdesk.companies.tool_scopes import company_scopes
 from frontdesk.login.connector import LoginFailed
 from frontdesk.login.issuer_keys import KeysUnavailable
 from frontdesk.login.oidc import MAX_SUBJECT, identity_from
@@ -83,7 +86,8 @@ async def redeem(
     claims = await _verified(services, provider, assertion, header, str(algorithm))
     now = time.time()
     _check_claims(claims, settings.issuer(tenant), settings.mcp_url(tenant), client_id, now)
-    granted = _scopes(form.get("scope"), claims.get("scope"), provider)
+    offers = company_scopes(signin.company).offered
+    granted = _scopes(form.get("scope"), claims.get("scope"), provider, offers)
     try:
         identity = identity_from(claims)
     except LoginFailed:
@@ -183,24 +187,28 @@ def _check_claims(
 
 
 def _number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    # A JSON decoder may give NaN or infinity, which no comparison below would refuse.
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _scopes(asked: str | None, asserted: Any, provider: EnterpriseProvider) -> str:
-    """Asked ∩ asserted ∩ allowed, of the scopes the company offers (extension 7.2.1; RFC
-    6749 3.3: what is not offered is dropped). Nothing asked means what is asserted; an
+def _scopes(
+    asked: str | None, asserted: Any, provider: EnterpriseProvider, offers: Sequence[str]
+) -> str:
+    """Asked ∩ asserted ∩ allowed, of the scopes the company offers (the service's and its
+    tools' own, companies.tool_scopes; extension 7.2.1; RFC 6749 3.3: what is not offered
+    is dropped), in the order of ``offers``. Nothing asked means what is asserted; an
     assertion without ``scope`` (RFC 7523 does not require one) is bounded by what the
     company allows its issuer alone. A grant of no scope at all is refused."""
     if asserted is not None and not isinstance(asserted, str):
         raise InvalidGrant("the assertion's scope is malformed")
-    granted = scopes.offered(asserted if asserted is not None else scopes.ALL)
+    granted = scopes.offered(asserted if asserted is not None else " ".join(offers), offers)
     if asked:
         granted &= set(asked.split())
     if provider.scopes:
         granted &= set(provider.scopes)
     if not granted:
         raise InvalidGrant("no scope asked for is both asserted and allowed")
-    return " ".join(item for item in scopes.SUPPORTED if item in granted)
+    return " ".join(item for item in offers if item in granted)
 
 
 def _assertion_hash(issuer: str, jti: str) -> str:
