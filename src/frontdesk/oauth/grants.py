@@ -10,6 +10,7 @@ oauth.storage's Protocol) only executes what is decided here.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -124,11 +125,18 @@ class Grants:
         return response
 
     async def refresh(
-        self, tenant_key: str, client_id: str, setup: SigninSetup, request: RefreshTokenRequest
+        self,
+        tenant_key: str,
+        client_id: str,
+        setup: SigninSetup,
+        request: RefreshTokenRequest,
+        offers: Iterable[str] = scopes.SUPPORTED_SET,
     ) -> dict[str, Any]:
         token = request.refresh_token
-        # RFC 6749 3.3: scopes the service does not offer are dropped, as at authorize.
-        requested = scopes.offered(request.scope)
+        # RFC 6749 3.3: scopes the company does not offer (``offers``: the service's and its
+        # tools', companies.tool_scopes) are dropped, as at authorize; one it offers and the
+        # grant no longer holds, as after the customer narrowed it, is invalid_scope.
+        requested = scopes.offered(request.scope, offers)
         now = datetime.now(UTC)
         token_hash = digest(token)
         retry_window = timedelta(seconds=setup.refresh_retry_seconds)

@@ -8,6 +8,7 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import Response
 
+from frontdesk.companies.tool_scopes import company_scopes
 from frontdesk.limits.ratelimit import parse_rate_limit
 from frontdesk.oauth.client_auth import authenticated_client
 from frontdesk.oauth.context import OAuthServices, SigninCompany
@@ -51,7 +52,8 @@ class Token:
         if isinstance(grant, AuthorizationCodeRequest):
             body = await services.grants.redeem_code(tenant, client_id, signin.setup, grant)
         else:
-            body = await services.grants.refresh(tenant, client_id, signin.setup, grant)
+            offers = company_scopes(signin.company).offered
+            body = await services.grants.refresh(tenant, client_id, signin.setup, grant, offers)
         log.info("tokens_issued", tenant=tenant, client_id=client_id, grant=grant.grant_type)
         metrics.tokens_issued(tenant, grant.grant_type)
         return JSON(body, headers=NO_STORE)
