@@ -239,3 +239,40 @@ async def test_a_client_disconnect_raised_without_one_is_still_a_failure() -> No
 
     with pytest.raises(ClientDisconnect):
         await answer_with(raises)
+
+
+async def test_a_body_past_its_deadline_is_answered_408_and_the_app_told_it_is_gone() -> None:
+    """No timer of its own: the loop's one sweeping task cancels the read once the deadline
+    has passed (body_deadline.SWEEP_SECONDS), the client gets 408 and the application a
+    disconnection; a read that ends in time is untouched on the same loop."""
+    sent: list[Message] = []
+    told: list[Message] = []
+    never = asyncio.Event()
+
+    async def stalls() -> Message:
+        await never.wait()
+        raise AssertionError("the body never comes")
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    async def reads(_scope: Scope, receive: Receive, _send: Send) -> None:
+        told.append(await receive())
+
+    request = scope()
+    started = asyncio.get_running_loop().time()
+    await BodyDeadline(reads, 0.3)(request, stalls, send)
+    waited = asyncio.get_running_loop().time() - started
+    assert told == [{"type": "http.disconnect"}]
+    assert sent[0]["status"] == 408
+    assert request[BODY_ANSWERED] == 408
+    assert 0.3 <= waited < 2.0
+    # Reads in time on the same loop, with the sweeper running, are left alone.
+    start, _body = await answer_with(echo_status)
+    assert start["status"] == 200
+
+
+async def echo_status(_scope: Scope, receive: Receive, send: Send) -> None:
+    await receive()
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b""})

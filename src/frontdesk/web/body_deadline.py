@@ -12,6 +12,9 @@ if the client had gone away: it stops reading, and answers no one.
 
 Only a request that announces a body (``Content-Length`` above zero, or
 ``Transfer-Encoding``: RFC 9112 section 6.3) is timed; any other has nothing to wait for.
+No timer is set per request: one task per event loop looks at the reads under way every
+``SWEEP_SECONDS`` and cancels those past their deadline, as ``asyncio.timeout`` would (a
+body is cut off at most that much after its deadline; docs/design.md, "Hot path").
 
 The same layer caps the bodies each client address has under way at once
 (bodies_per_address.py): a body past the cap is not read, the client is answered
@@ -23,7 +26,9 @@ section 4), which frees its connection at once, and the application is told
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import orjson
 from starlette.requests import ClientDisconnect
@@ -40,6 +45,11 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 # request") when the client went away before its body was in, and no one was answered.
 BODY_ANSWERED = "frontdesk.body_answered"
 CLIENT_LEFT = 499
+
+# How often the reads under way are looked at, and how many looks with none under way the
+# looking task waits before it ends (a busy worker keeps one task, an idle one none).
+SWEEP_SECONDS = 0.25
+IDLE_SWEEPS = 40
 
 _TIMED_OUT = orjson.dumps(
     {"error": "request_timeout", "error_description": "The request body was not received in time"}
@@ -106,6 +116,45 @@ class BodyDeadline:
             body.stop_counting()
 
 
+class _Sweeper:
+    """The reads waiting for a body on one event loop, and the one task that cancels those
+    past their deadline."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self.reading: dict[asyncio.Task[Any], TimedBody] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def watch(self, task: asyncio.Task[Any], body: TimedBody) -> None:
+        self.reading[task] = body
+        if self._task is None or self._task.done():
+            self._task = self._loop.create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        idle = 0
+        while idle < IDLE_SWEEPS:
+            await asyncio.sleep(SWEEP_SECONDS)
+            idle = 0 if self.reading else idle + 1
+            now = self._loop.time()
+            for task, body in list(self.reading.items()):
+                if now >= body.deadline and not body.expired:
+                    body.expired = True
+                    task.cancel()
+
+
+_sweepers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Sweeper] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _sweeper() -> _Sweeper:
+    loop = asyncio.get_running_loop()
+    sweeper = _sweepers.get(loop)
+    if sweeper is None:
+        sweeper = _sweepers[loop] = _Sweeper(loop)
+    return sweeper
+
+
 class TimedBody:
     """The ``receive`` of one request, every wait for its body bounded by one deadline and
     the body held to its address's cap once counted in, and its ``send``, which closes the
@@ -114,7 +163,6 @@ class TimedBody:
     __slots__ = (
         "_bodies",
         "_counted",
-        "_deadline",
         "_key",
         "_receive",
         "_scope",
@@ -122,14 +170,18 @@ class TimedBody:
         "answered",
         "body_done",
         "client_left",
+        "deadline",
+        "expired",
     )
 
     def __init__(self, scope: Scope, receive: Receive, send: Send, seconds: float) -> None:
         self._scope = scope
         self._receive = receive
         self._send = send
-        # On the event loop's clock, the one asyncio.timeout_at reads.
-        self._deadline = asyncio.get_running_loop().time() + seconds
+        # On the event loop's clock, the one the sweeper reads.
+        self.deadline = asyncio.get_running_loop().time() + seconds
+        # The sweeper found the deadline past and cancelled the read.
+        self.expired = False
         self._bodies: BodiesPerAddress | None = None
         self._key = ""
         self._counted = False
@@ -160,12 +212,22 @@ class TimedBody:
                 await self._answer(429, _CROWDED_HEADERS, _CROWDED)
                 return {"type": "http.disconnect"}
             self._counted = True
-        try:
-            async with asyncio.timeout_at(self._deadline):
-                message = await self._receive()
-        except TimeoutError:
+        task = asyncio.current_task()
+        if task is None or asyncio.get_running_loop().time() >= self.deadline:
             await self._answer(408, _TIMEOUT_HEADERS, _TIMED_OUT)
             return {"type": "http.disconnect"}
+        sweeper = _sweeper()
+        sweeper.watch(task, self)
+        try:
+            message = await self._receive()
+        except asyncio.CancelledError:
+            # The sweeper's cancellation is taken back; anyone else's goes on.
+            if not self.expired or task.uncancel() > 0:
+                raise
+            await self._answer(408, _TIMEOUT_HEADERS, _TIMED_OUT)
+            return {"type": "http.disconnect"}
+        finally:
+            sweeper.reading.pop(task, None)
         if message["type"] != "http.request" or not message.get("more_body", False):
             self.body_done = True
             self.stop_counting()
