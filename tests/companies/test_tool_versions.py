@@ -97,6 +97,17 @@ def test_a_scope_of_its_own_changes_the_version() -> None:
     assert tool_version(tool(scope="orders:read")) != tool_version(tool(scope="orders:cancel"))
 
 
+def test_a_scope_taken_away_or_changed_widens_and_one_newly_required_does_not() -> None:
+    if "scope" not in ToolDefinition.model_fields:
+        pytest.skip("tools take no scope of their own in this build")
+    open_tool = versioned_document(tool())
+    read = versioned_document(tool(scope="orders:read"))
+    cancel = versioned_document(tool(scope="orders:cancel"))
+    assert widens(read, open_tool)
+    assert widens(read, cancel)
+    assert not widens(open_tool, read)
+
+
 def test_what_the_customer_cannot_see_changes_the_definition_hash_not_the_version() -> None:
     slower = tool(timeout=20)
     assert tool_version(slower) == tool_version(tool())

@@ -112,10 +112,13 @@ def _annotations_widen(before: Mapping[str, Any], after: Mapping[str, Any]) -> b
 
 def widens(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
     """Whether ``after`` (a versioned document) may do more than ``before`` did: any change
-    but those of ``_NARROWING_HINTS`` counts, a changed description or schema included,
-    since the model acts on what they say."""
+    but those of ``_NARROWING_HINTS`` and a scope newly required counts, a changed
+    description or schema included, since the model acts on what they say."""
     for field in before.keys() | after.keys():
         if before.get(field) == after.get(field):
+            continue
+        if field == "scope" and before.get(field) is None:
+            # Now behind a scope of its own: fewer grants reach it (oauth.tool_scopes).
             continue
         if field != "annotations":
             return True
