@@ -1,5 +1,6 @@
 """Access tokens: the grant behind a live one, looked up on every signed-in call (on
-PostgreSQL store.access_lookups answers instead), and its first use recorded.
+PostgreSQL store.access_lookups answers instead), and its first use recorded. The
+statements are store.hot_statements', which the raw drivers' lookups run too.
 """
 
 from __future__ import annotations
@@ -7,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from datetime import UTC, datetime
 
-from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.store.grant_records import AccessRecord
-from frontdesk.store.tables import access_tokens, customers, token_families
+from frontdesk.store.hot_statements import FIND_LIVE_ACCESS_GRANT, MARK_ACCESS_USED
 
 
 class AccessGrants:
@@ -28,37 +28,15 @@ class AccessGrants:
 
     async def _find_access(self, tenant_key: str, token_hash: str) -> AccessRecord | None:
         now = datetime.now(UTC)
-        family = token_families.c
-        query = (
-            select(
-                family.client_id,
-                family.scope,
-                family.resource,
-                customers.c.subject,
-                customers.c.email,
-                customers.c.name,
-                customers.c.email_verified,
-                family.tool_snapshot,
-                access_tokens.c.used_at,
-            )
-            .select_from(
-                access_tokens.join(
-                    token_families, token_families.c.id == access_tokens.c.family_id
-                ).join(customers, customers.c.id == family.customer_id)
-            )
-            .where(
-                access_tokens.c.token_hash == token_hash,
-                family.tenant_key == tenant_key,
-                access_tokens.c.expires_at > now,
-                access_tokens.c.revoked_at.is_(None),
-                family.revoked_at.is_(None),
-            )
-        )
         async with self._reads.connect() as connection:
-            row = (await connection.execute(query)).first()
+            found = await connection.execute(
+                FIND_LIVE_ACCESS_GRANT,
+                {"token": token_hash, "tenant": tenant_key, "now": now},
+            )
+            row = found.first()
         if row is None:
             return None
-        if row.used_at is None and not await self._mark_used(token_hash, now):
+        if not row.used and not await self._mark_used(token_hash, now):
             return None
         return AccessRecord(*row[:8])
 
@@ -66,13 +44,5 @@ class AccessGrants:
         """Record a token's first use; False when it was revoked since it was read (it
         must not be used after all)."""
         async with self._engine.begin() as connection:
-            marked = await connection.execute(
-                update(access_tokens)
-                .where(
-                    access_tokens.c.token_hash == token_hash,
-                    access_tokens.c.revoked_at.is_(None),
-                )
-                # Kept if another call marked it first.
-                .values(used_at=func.coalesce(access_tokens.c.used_at, now))
-            )
+            marked = await connection.execute(MARK_ACCESS_USED, {"token": token_hash, "now": now})
         return marked.rowcount == 1

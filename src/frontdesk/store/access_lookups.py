@@ -25,38 +25,18 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import NamedTuple
 
+from frontdesk.store import hot_statements
 from frontdesk.store.change_feed import ChangeFeed
 from frontdesk.store.grant_records import AccessRecord
+from frontdesk.store.hot_statements import compiled
 from frontdesk.store.postgres import AsyncpgPool, DatabaseUnavailable
 
-# Live tokens only: unexpired, unrevoked, of a family not revoked. The tenant is compared
-# by the caller, so one statement serves lookups from several companies.
-#
-# A token found for the first time is marked used in the same statement, which commits
-# before it answers: a client's "last used" on the account page counts from it. The mark
-# rechecks the revocation: a token revoked meanwhile is not answered. A token already
-# marked costs the mark nothing, and only tokens not kept in memory get here.
-FIND_LIVE_ACCESS_TOKENS = """
-WITH live AS (
-    SELECT a.token_hash, f.tenant_key, a.expires_at, f.id, f.customer_id,
-           f.client_id, f.scope, f.resource, c.subject, c.email, c.name, c.email_verified,
-           f.tool_snapshot, a.used_at IS NOT NULL AS used
-    FROM access_tokens a
-    JOIN token_families f ON f.id = a.family_id
-    JOIN customers c ON c.id = f.customer_id
-    WHERE a.token_hash = ANY($1::text[]) AND a.expires_at > $2
-      AND a.revoked_at IS NULL AND f.revoked_at IS NULL
-), first_use AS (
-    UPDATE access_tokens a SET used_at = coalesce(a.used_at, $2)
-    FROM live
-    WHERE a.token_hash = live.token_hash AND NOT live.used AND a.revoked_at IS NULL
-    RETURNING a.token_hash
-)
-SELECT token_hash, tenant_key, expires_at, id, customer_id,
-       client_id, scope, resource, subject, email, name, email_verified, tool_snapshot
-FROM live
-WHERE used OR token_hash IN (SELECT token_hash FROM first_use)
-"""
+# Live tokens only (store.hot_statements.FIND_LIVE_ACCESS_TOKENS says what it finds and
+# marks), compiled for asyncpg. The tenant is compared by the caller, so one statement
+# serves lookups from several companies.
+FIND_LIVE_ACCESS_TOKENS = compiled(
+    hot_statements.FIND_LIVE_ACCESS_TOKENS, "postgresql+asyncpg", ("token_hashes", "now")
+).text
 
 
 class LiveAccessToken(NamedTuple):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, insert, select, update
+from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from frontdesk.store import audit, consents
@@ -49,14 +49,6 @@ async def forget_kept_successors(connection: AsyncConnection, family_id: int) ->
         update(refresh_tokens)
         .where(refresh_tokens.c.family_id == family_id, KEPT_SUCCESSOR)
         .values(successor_sealed=None)
-    )
-
-
-def family_live(family_id: int) -> ColumnElement[bool]:
-    return (
-        select(token_families.c.id)
-        .where(token_families.c.id == family_id, token_families.c.revoked_at.is_(None))
-        .exists()
     )
 
 

@@ -2,13 +2,14 @@
 every signed-in call (kept in memory and batched, store.access_lookups), and the two
 statements of a refresh grant.
 
-The same state and the same atomicity as ``GrantRepository``, whose SQLAlchemy versions
-serve SQLite and every rarer statement (a company's refresh retry among them); here each is one SQL
-text run on asyncpg (store.postgres says why). A refresh grant reads the token's state,
-oauth.refresh decides, and a rotation is one statement: spending the token on the
-condition that it is still unspent and its family live (the state the decision read),
-writing the next pair and recording the audit event happen together or not at all, in one
-round trip, and of many concurrent spends of one token the row lock lets exactly one win.
+The same statements as ``GrantRepository``, which serves SQLite and every rarer statement
+(a company's refresh retry among them): each is written once in store.hot_statements and
+run here as its compiled text on asyncpg (store.postgres says why). A refresh grant reads
+the token's state, oauth.refresh decides, and a rotation is one statement: spending the
+token on the condition that it is still unspent and its family live (the state the
+decision read), writing the next pair and recording the audit event happen together or not
+at all, in one round trip, and of many concurrent spends of one token the row lock lets
+exactly one win.
 """
 
 from __future__ import annotations
@@ -19,48 +20,23 @@ from datetime import datetime
 import orjson
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from frontdesk.store import hot_statements, refresh_grants
 from frontdesk.store.access_lookups import AccessLookups
 from frontdesk.store.audit import Event
 from frontdesk.store.change_feed import ChangeFeed
-from frontdesk.store.grant_records import AccessRecord, Ending, IssuedPair, NewTokens, RefreshState
+from frontdesk.store.grant_records import AccessRecord, Ending, NewTokens, RefreshState
 from frontdesk.store.grants import GrantRepository
+from frontdesk.store.hot_statements import compiled
 from frontdesk.store.postgres import AsyncpgPool
 
-# The token, its family, and the refresh token its rotation produced (when there is one).
-FIND_REFRESH = """
-SELECT r.family_id, f.client_id, f.scope, r.expires_at, r.used_at, f.revoked_at IS NOT NULL,
-       r.successor_hash, n.used_at IS NOT NULL, r.successor_sealed
-FROM refresh_tokens r
-JOIN token_families f ON f.id = r.family_id
-LEFT JOIN refresh_tokens n ON n.token_hash = r.successor_hash
-WHERE r.token_hash = $1 AND f.tenant_key = $2
-"""
+# store.hot_statements' statements, compiled for asyncpg: the state a refresh decision
+# reads, and the rotation as one statement (spend, next pair, audit event).
+FIND_REFRESH = compiled(hot_statements.FIND_REFRESH, "postgresql+asyncpg", ("token", "tenant")).text
+ROTATE_REFRESH = compiled(hot_statements.ROTATE_REFRESH, "postgresql+asyncpg")
 
-# $1 token hash, $2 tenant, $3 now, $4/$5 access hash/expiry, $6/$7 refresh hash/expiry,
-# $8 family, $9 client, $10 audit event, $11 its detail, $12 the pair kept sealed for the
-# company's retry window (or NULL). The conditions are only the state
-# the decision read (unspent, family live); the UPDATE's row lock lets one spend win.
-ROTATE_REFRESH = """
-WITH spent AS (
-    UPDATE refresh_tokens r SET used_at = $3, successor_hash = $6, successor_sealed = $12
-    WHERE r.token_hash = $1 AND r.used_at IS NULL
-      AND EXISTS (SELECT FROM token_families f WHERE f.id = $8 AND f.revoked_at IS NULL)
-    RETURNING r.family_id
-), next_access AS (
-    INSERT INTO access_tokens (token_hash, family_id, expires_at, created_at)
-    SELECT $4, family_id, $5, $3 FROM spent
-), next_refresh AS (
-    INSERT INTO refresh_tokens (token_hash, family_id, expires_at, created_at, access_hash)
-    SELECT $6, family_id, $7, $3, $4 FROM spent
-), logged AS (
-    INSERT INTO audit_events (tenant_key, occurred_at, event, client_id, family_id, detail)
-    SELECT $2, $3, $10, $9, family_id, $11::jsonb FROM spent
-)
-SELECT count(*) FROM spent
-"""
-
-# What GrantRepository.rotate_refresh records, as the JSON text asyncpg sends for jsonb.
-ROTATION_DETAIL = orjson.dumps({"grant": "refresh_token"}).decode()
+# What the engine's rotation records (store.refresh_grants), as the JSON text asyncpg sends
+# for jsonb.
+ROTATION_DETAIL = orjson.dumps(refresh_grants.ROTATION_DETAIL).decode()
 
 
 class PostgresGrantRepository(GrantRepository):
@@ -97,23 +73,7 @@ class PostgresGrantRepository(GrantRepository):
     async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshState | None:
         async with self._pool.connection() as connection:
             row = await connection.fetchrow(FIND_REFRESH, token_hash, tenant_key)
-        if row is None:
-            return None
-        family_id, client_id, scope, expires_at, rotated_at, family_revoked = row[:6]
-        successor_hash, successor_spent, kept_successor = row[6:]
-        successor = None
-        if successor_hash is not None:
-            successor = IssuedPair(successor_hash, successor_spent)
-        return RefreshState(
-            family_id,
-            client_id,
-            scope,
-            expires_at,
-            rotated_at,
-            family_revoked,
-            successor,
-            kept_successor,
-        )
+        return None if row is None else refresh_grants.refresh_state(tuple(row))
 
     async def rotate_refresh(
         self,
@@ -124,20 +84,22 @@ class PostgresGrantRepository(GrantRepository):
         kept_successor: str | None,
         now: datetime,
     ) -> bool:
+        arguments = ROTATE_REFRESH.arguments(
+            {
+                "token": token_hash,
+                "tenant": tenant_key,
+                "now": now,
+                "access_hash": tokens.access_hash,
+                "access_expires_at": tokens.access_expires_at,
+                "refresh_hash": tokens.refresh_hash,
+                "refresh_expires_at": tokens.refresh_expires_at,
+                "family": state.family_id,
+                "client": state.client_id,
+                "event": Event.TOKENS_ISSUED.value,
+                "detail": ROTATION_DETAIL,
+                "kept_successor": kept_successor,
+            }
+        )
         async with self._pool.connection() as connection:
-            spent: int = await connection.fetchval(
-                ROTATE_REFRESH,
-                token_hash,
-                tenant_key,
-                now,
-                tokens.access_hash,
-                tokens.access_expires_at,
-                tokens.refresh_hash,
-                tokens.refresh_expires_at,
-                state.family_id,
-                state.client_id,
-                Event.TOKENS_ISSUED.value,
-                ROTATION_DETAIL,
-                kept_successor,
-            )
+            spent: int = await connection.fetchval(ROTATE_REFRESH.text, *arguments)
         return spent == 1

@@ -8,20 +8,45 @@ with the pair it writes and the audit event it records.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import DateTime, insert, literal, select, update
+from sqlalchemy import DateTime, insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
-from frontdesk.store.families import family_live, insert_pair, revoke_family_in
+from frontdesk.store.families import insert_pair, revoke_family_in
 from frontdesk.store.grant_records import Ending, IssuedPair, NewTokens, RefreshState
+from frontdesk.store.hot_statements import FIND_REFRESH, SPEND_REFRESH, family_live
 from frontdesk.store.moments import as_utc
-from frontdesk.store.tables import JsonDocument, audit_events, refresh_tokens, token_families
+from frontdesk.store.tables import JsonDocument, audit_events, refresh_tokens
 
 # The refresh token a spent one's rotation produced.
 _successor = refresh_tokens.alias("successor")
+
+# What a rotation's audit event records (store.grants_postgres records the same).
+ROTATION_DETAIL = {"grant": "refresh_token"}
+
+
+def refresh_state(row: Sequence[Any]) -> RefreshState:
+    """A row of store.hot_statements.FIND_REFRESH, as the engine or asyncpg returns it."""
+    family_id, client_id, scope, expires_at, used_at, family_revoked = row[:6]
+    successor_hash, successor_spent, successor_sealed = row[6:]
+    successor = None
+    if successor_hash is not None:
+        successor = IssuedPair(successor_hash, bool(successor_spent))
+    return RefreshState(
+        family_id,
+        client_id,
+        scope,
+        as_utc(expires_at),
+        None if used_at is None else as_utc(used_at),
+        bool(family_revoked),
+        successor,
+        successor_sealed,
+    )
 
 
 class RefreshGrants:
@@ -31,55 +56,12 @@ class RefreshGrants:
     _reads: AsyncEngine
 
     async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshState | None:
-        family = token_families.c
-        token = refresh_tokens.c
-        query = (
-            select(
-                token.family_id,
-                family.client_id,
-                family.scope,
-                token.expires_at,
-                token.used_at,
-                family.revoked_at,
-                token.successor_hash,
-                _successor.c.used_at,
-                token.successor_sealed,
-            )
-            .select_from(
-                refresh_tokens.join(token_families, family.id == token.family_id).outerjoin(
-                    _successor, _successor.c.token_hash == token.successor_hash
-                )
-            )
-            .where(token.token_hash == token_hash, family.tenant_key == tenant_key)
-        )
         async with self._reads.connect() as connection:
-            row = (await connection.execute(query)).first()
-        if row is None:
-            return None
-        (
-            family_id,
-            client_id,
-            scope,
-            expires_at,
-            used_at,
-            revoked_at,
-            successor_hash,
-            successor_used_at,
-            successor_sealed,
-        ) = row
-        successor = None
-        if successor_hash is not None:
-            successor = IssuedPair(successor_hash, successor_used_at is not None)
-        return RefreshState(
-            family_id,
-            client_id,
-            scope,
-            as_utc(expires_at),
-            None if used_at is None else as_utc(used_at),
-            revoked_at is not None,
-            successor,
-            successor_sealed,
-        )
+            found = await connection.execute(
+                FIND_REFRESH, {"token": token_hash, "tenant": tenant_key}
+            )
+            row = found.first()
+        return None if row is None else refresh_state(row)
 
     async def rotate_refresh(
         self,
@@ -92,17 +74,14 @@ class RefreshGrants:
     ) -> bool:
         async with self._engine.begin() as connection:
             spent = await connection.execute(
-                update(refresh_tokens)
-                .where(
-                    refresh_tokens.c.token_hash == token_hash,
-                    refresh_tokens.c.used_at.is_(None),
-                    family_live(state.family_id),
-                )
-                .values(
-                    used_at=now,
-                    successor_hash=tokens.refresh_hash,
-                    successor_sealed=kept_successor,
-                )
+                SPEND_REFRESH,
+                {
+                    "token": token_hash,
+                    "family": state.family_id,
+                    "now": now,
+                    "refresh_hash": tokens.refresh_hash,
+                    "kept_successor": kept_successor,
+                },
             )
             if spent.rowcount != 1:
                 return False
@@ -114,7 +93,7 @@ class RefreshGrants:
                 now,
                 client_id=state.client_id,
                 family_id=state.family_id,
-                grant="refresh_token",
+                **ROTATION_DETAIL,
             )
         return True
 
@@ -123,7 +102,8 @@ class RefreshGrants:
     ) -> bool:
         if state.successor is None:
             return False
-        token, successor = refresh_tokens.c, _successor.c
+        token = refresh_tokens.c
+        successor = _successor.c
         # The pair as the decision read it: still the token's successor, its refresh token
         # unspent, the family live. The retry's audit event is written on that condition, in
         # one statement, so the retry is answered only if it held when the event committed.

@@ -29,21 +29,15 @@ from typing import Final
 from sqlalchemy import DateTime
 from sqlalchemy.dialects.sqlite import dialect
 
+from frontdesk.store import hot_statements
 from frontdesk.store.grant_records import AccessRecord
+from frontdesk.store.hot_statements import compiled
 
-# The live token's grant, on the same conditions as the engine's lookup
-# (store.access_grants) and PostgreSQL's (store.access_lookups.FIND_LIVE_ACCESS_TOKENS):
-# unexpired, unrevoked, of a family not revoked, of the company asking; and whether it was
-# used before. A search by primary key in each table.
-FIND_LIVE_ACCESS_GRANT = """
-SELECT f.client_id, f.scope, f.resource, c.subject, c.email, c.name, c.email_verified,
-       f.tool_snapshot, a.used_at IS NOT NULL
-FROM access_tokens a
-JOIN token_families f ON f.id = a.family_id
-JOIN customers c ON c.id = f.customer_id
-WHERE a.token_hash = ? AND f.tenant_key = ? AND a.expires_at > ?
-  AND a.revoked_at IS NULL AND f.revoked_at IS NULL
-"""
+# The live token's grant and whether it was used before: the engine's statement
+# (store.hot_statements), compiled for the stdlib driver.
+FIND_LIVE_ACCESS_GRANT = compiled(
+    hot_statements.FIND_LIVE_ACCESS_GRANT, "sqlite", ("token", "tenant", "now")
+).text
 
 
 class Unavailable:
