@@ -6,10 +6,17 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 
+import httpx
 import pytest
 import structlog
 
-from frontdesk.outbound.addresses import AddressPolicy, AddressRefused
+from frontdesk.outbound.addresses import (
+    MAX_RESOLVED_NAMES,
+    AddressPolicy,
+    AddressRefused,
+    Unresolved,
+)
+from frontdesk.outbound.policy import OutboundPolicy, Refused, Unreachable
 from frontdesk.tools import exchange
 from tests.support.resolver import FakeResolver
 from tests.tools.backends import (
@@ -184,6 +191,41 @@ async def test_a_resolution_is_reused_for_a_minute(monkeypatch: pytest.MonkeyPat
     assert resolver.lookups == 1
     with pytest.raises(AddressRefused):
         await AddressPolicy([]).check("api.example", 443)
+
+
+async def test_the_names_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client metadata document's host is anyone's choice, and the same check serves it:
+    past MAX_RESOLVED_NAMES the oldest name is looked up again."""
+    names = [f"n{number}.example" for number in range(MAX_RESOLVED_NAMES + 1)]
+    resolver = FakeResolver({name: ["93.184.215.14"] for name in names})
+    monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", resolver)
+    policy = AddressPolicy([])
+    for name in names:
+        await policy.check(name, 443)
+    await policy.check(names[-1], 443)
+    assert resolver.lookups == len(names)
+    await policy.check(names[0], 443)
+    assert resolver.lookups == len(names) + 1
+
+
+async def test_a_one_shot_call_is_refused_by_the_same_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The identity providers' and client documents' calls (outbound.policy) fail as the
+    backends' connections do: AddressRefused, which is the policy's Refused; a name that
+    does not resolve is also Unreachable to them."""
+    resolver = FakeResolver({"inside.example": ["10.0.0.1"]})
+    monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", resolver)
+    policy = OutboundPolicy(
+        AddressPolicy([]), allow_http=True, limit_bytes=1024, deadline_seconds=5.0
+    )
+    async with httpx.AsyncClient() as http:
+        with pytest.raises(AddressRefused, match=r"10\.0\.0\.1") as refused:
+            await policy.call(http, "GET", "http://inside.example/", headers={})
+        assert isinstance(refused.value, Refused)
+        with pytest.raises(Unresolved, match="does not resolve") as unresolved:
+            await policy.call(http, "GET", "http://nowhere.example/", headers={})
+        assert isinstance(unresolved.value, Unreachable)
 
 
 # At call time --------------------------------------------------------------------------------

@@ -39,7 +39,6 @@ from frontdesk.outbound.policy import (
     GZIP_CODINGS,
     Oversized,
     Refused,
-    permitted_addresses,
     pinned_stream,
     read_capped,
 )
@@ -82,7 +81,7 @@ async def download(
     parts = urlsplit(url)
     host = parts.hostname or ""
     try:
-        addresses = await permitted_addresses(policy, host, parts.port or 443)
+        addresses = await policy.check(host, parts.port or 443)
         async with pinned_stream(
             http,
             "GET",

@@ -1,11 +1,15 @@
-"""Which backend addresses Frontdesk may call: public ones, unless the operator allows more.
+"""Which addresses Frontdesk may call: public ones, unless the operator allows more; and the
+one check of a name against that, which every outbound call makes.
 
 A company's backend URL is operator-reviewed configuration, but a URL that resolves to a
 private, loopback or link-local address would let a companies file reach the service's
 own network (SSRF). Such addresses are refused unless they fall in
-``FRONTDESK_BACKEND_ALLOWED_NETWORKS``. A name is resolved and checked whenever a new
-connection is made (a name can change what it points at; the answer is cached briefly), and
-the connection goes to an address that was checked (checked_transport).
+``FRONTDESK_BACKEND_ALLOWED_NETWORKS`` (identity providers and client metadata documents
+have their own policies: login.connectors, oauth.client_documents). A name is resolved and
+checked whenever a new connection is made (a name can change what it points at; the answer
+is cached briefly, a bounded number of names), and the connection goes to an address that
+was checked (checked_transport for the backends' pool, policy.pinned_stream for one-shot
+calls). Every failure of the check is an ``AddressRefused`` (outbound.failures).
 """
 
 from __future__ import annotations
@@ -14,15 +18,26 @@ import asyncio
 import ipaddress
 import socket
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
+
+from frontdesk.outbound.failures import AddressRefused, Unresolved
+
+__all__ = [
+    "MAX_RESOLVED_NAMES",
+    "AddressPolicy",
+    "AddressRefused",
+    "IPAddress",
+    "IPNetwork",
+    "Unresolved",
+    "is_public",
+]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 RESOLVE_CACHE_SECONDS = 60.0
-
-
-class AddressRefused(Exception):
-    """The backend's address is in a range the operator has not allowed."""
+# Names whose answer is kept at once, per policy; beyond it the oldest goes.
+MAX_RESOLVED_NAMES = 1024
 
 
 # Ranges of the IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890 tables) whose
@@ -104,22 +119,32 @@ def _wrapped_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | Non
 
 
 class AddressPolicy:
+    """Which addresses may be called, and the one check of a name against it: for the tool
+    backends' connections (checked_transport) and the one-shot calls alike (policy)."""
+
     def __init__(self, allowed_networks: Sequence[str]) -> None:
         self._allowed: list[IPNetwork] = [
             ipaddress.ip_network(network, strict=False) for network in allowed_networks
         ]
-        self._resolved: dict[str, tuple[float, list[IPAddress]]] = {}
+        # Names resolved lately, oldest first. Bounded: a client metadata document's host is
+        # anyone's choice (policy), not only the names the companies files hold.
+        self._resolved: OrderedDict[str, tuple[float, list[IPAddress]]] = OrderedDict()
 
     def permits(self, address: IPAddress) -> bool:
         return is_public(address) or any(address in network for network in self._allowed)
 
     async def check(self, host: str, port: int) -> list[IPAddress]:
         """Every address ``host`` resolves to, each permitted: AddressRefused unless all are
-        (checked_transport connects to one of them, never to the name again)."""
+        (a name that also resolves to an internal address is not called at all), Unresolved
+        when it resolves to none. The caller connects to one of them, never to the name
+        again (checked_transport, policy.pinned_stream)."""
         addresses = await self._resolve(host, port)
         for address in addresses:
             if not self.permits(address):
-                raise AddressRefused(f"{host} resolves to {address}, which is not allowed")
+                raise AddressRefused(
+                    f"{host} resolves to {address}, an address Frontdesk does not call"
+                    " (its network is not allowed)"
+                )
         return addresses
 
     async def _resolve(self, host: str, port: int) -> list[IPAddress]:
@@ -137,10 +162,13 @@ class AddressPolicy:
             )
         except (OSError, ValueError) as error:
             # ValueError: the resolver's IDNA codec raises UnicodeError on a name it cannot
-            # encode.
-            raise AddressRefused(f"{host} does not resolve: {error}") from None
+            # encode; kept out of a 500.
+            raise Unresolved(f"{host} does not resolve ({error})") from None
         addresses = list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in infos))
         if not addresses:
-            raise AddressRefused(f"{host} does not resolve")
+            raise Unresolved(f"{host} does not resolve")
         self._resolved[host] = (now + RESOLVE_CACHE_SECONDS, addresses)
+        self._resolved.move_to_end(host)
+        while len(self._resolved) > MAX_RESOLVED_NAMES:
+            self._resolved.popitem(last=False)
         return addresses

@@ -5,11 +5,12 @@ for the client metadata documents any client_id may name.
 - **Scheme**: https, or plain http where the caller allows it (development and tests: the
   companies file already limits a backend's http to loopback, and production refuses an
   http issuer, companies.production).
-- **Addresses**: the host is resolved once and every address it resolves to must pass an
+- **Addresses**: the host is resolved and every address it resolves to must pass an
   ``AddressPolicy`` (addresses: public addresses, plus the networks the operator
-  opened). The connection is then made to a checked address, with the name sent as
-  ``Host`` and, over TLS, as SNI and checked against the certificate: a name that resolves
-  elsewhere a moment later (DNS rebinding) cannot move the call.
+  opened), by the one check every outbound call makes (``AddressPolicy.check``). The
+  connection is then made to a checked address, with the name sent as ``Host`` and, over
+  TLS, as SNI and checked against the certificate: a name that resolves elsewhere a moment
+  later (DNS rebinding) cannot move the call.
 - **Redirects** are refused, never followed: a redirect could name any address.
 - **A total deadline** for the whole call (resolution, connection, TLS, headers, body), so a
   server answering a byte at a time never resets a per-read timeout.
@@ -17,17 +18,15 @@ for the client metadata documents any client_id may name.
   the cap; gzip, the one coding decoded, is inflated here never more than one byte past it,
   so a small compressed body cannot grow into a large one in memory.
 
-Failures are ``OutboundFailure``s whose message is for the log: it names the host, an address
-or a size, never a header or a body (so never a secret, code or token). Caching failures
-briefly is the caller's part, which knows what one failure means (login.oidc,
-oauth.client_documents).
+Failures are ``OutboundFailure``s (outbound.failures) whose message is for the log: it names
+the host, an address or a size, never a header or a body (so never a secret, code or
+token). Caching failures briefly is the caller's part, which knows what one failure means
+(login.oidc, oauth.client_documents).
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
 import ssl
 import zlib
 from collections.abc import AsyncIterator, Mapping
@@ -37,12 +36,22 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from frontdesk.outbound.addresses import AddressPolicy, IPAddress
+from frontdesk.outbound.failures import (
+    AddressRefused,
+    OutboundFailure,
+    Oversized,
+    Refused,
+    TimedOut,
+    Unreachable,
+    Unreadable,
+)
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = [
     "GZIP_CODINGS",
+    "AddressRefused",
     "Answer",
     "OutboundFailure",
     "OutboundPolicy",
@@ -51,7 +60,6 @@ __all__ = [
     "TimedOut",
     "Unreachable",
     "Unreadable",
-    "permitted_addresses",
     "pinned_stream",
     "read_capped",
 ]
@@ -61,68 +69,10 @@ __all__ = [
 GZIP_CODINGS = frozenset({"gzip", "x-gzip"})
 
 
-class OutboundFailure(Exception):
-    """The call gave no usable answer; the message, for the log, says why."""
-
-
-class Refused(OutboundFailure):
-    """The policy does not make this call: a scheme, an address, or a redirect."""
-
-
-class Unreachable(OutboundFailure):
-    """No answer came from a permitted address (no such name, no connection, TLS, a cut)."""
-
-
-class TimedOut(OutboundFailure):
-    """The whole call did not end within its deadline."""
-
-
-class Oversized(OutboundFailure):
-    """The body, sent or decoded, is longer than the cap. ``inflated`` when only its decoded
-    form is."""
-
-    def __init__(self, limit_bytes: int, *, inflated: bool = False) -> None:
-        what = "inflates to" if inflated else "is"
-        super().__init__(f"the answer {what} more than {limit_bytes} bytes")
-        self.limit_bytes = limit_bytes
-        self.inflated = inflated
-
-
-class Unreadable(OutboundFailure):
-    """The body cannot be decoded: a coding not asked for, a corrupt or cut gzip stream."""
-
-
 @dataclass(frozen=True, slots=True)
 class Answer:
     status: int
     body: bytes
-
-
-async def permitted_addresses(policy: AddressPolicy, host: str, port: int) -> list[IPAddress]:
-    """Every address ``host`` resolves to, each permitted by ``policy``: Refused when one is
-    not (a name that also resolves to an internal address is not called at all),
-    Unreachable when it does not resolve."""
-    try:
-        return _check(policy, host, [ipaddress.ip_address(host)])
-    except ValueError:
-        pass
-    try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, ValueError) as error:
-        # ValueError: the resolver's IDNA codec raises UnicodeError on a name it cannot
-        # encode; kept out of a 500.
-        raise Unreachable(f"{host} does not resolve ({error})") from None
-    resolved = [ipaddress.ip_address(info[4][0]) for info in infos]
-    if not resolved:
-        raise Unreachable(f"{host} does not resolve")
-    return _check(policy, host, list(dict.fromkeys(resolved)))
-
-
-def _check(policy: AddressPolicy, host: str, addresses: list[IPAddress]) -> list[IPAddress]:
-    for address in addresses:
-        if not policy.permits(address):
-            raise Refused(f"{host} resolves to {address}, an address Frontdesk does not call")
-    return addresses
 
 
 @asynccontextmanager
@@ -292,7 +242,7 @@ class OutboundPolicy:
         when = self.deadline() if deadline is None else deadline
         try:
             async with asyncio.timeout_at(when):
-                addresses = await permitted_addresses(self.addresses, host, port)
+                addresses = await self.addresses.check(host, port)
                 async with pinned_stream(
                     http, method, url, addresses, headers=headers, content=content, auth=auth
                 ) as reply:
