@@ -46,6 +46,9 @@ def _leaked(reason: str) -> Ending:
 
 CODE_REPLAYED = _leaked("code_replayed")
 REFRESH_TOKEN_REUSED = _leaked("refresh_token_reuse")
+# A client that revokes a refresh token gives up the customer's grant (RFC 7009 2.1): its
+# family ends, and so does the remembered consent, so the next sign-in asks again.
+REVOKED = Ending("revocation", forgets_consent=True)
 
 
 def check_resource(asked: str | None, endpoint: str) -> None:
@@ -218,7 +221,9 @@ class Grants:
         return granted
 
     async def revoke(self, tenant_key: str, client_id: str, token: str) -> None:
-        await self._repository.revoke_token(tenant_key, client_id, digest(token), datetime.now(UTC))
+        await self._repository.revoke_token(
+            tenant_key, client_id, digest(token), datetime.now(UTC), REVOKED
+        )
 
 
 def _granted_in(response: dict[str, Any], state: RefreshState) -> dict[str, Any]:

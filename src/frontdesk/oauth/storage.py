@@ -100,7 +100,8 @@ class GrantStorage(Protocol):
     # Revocation (RFC 7009) -------------------------------------------------------------
 
     async def revoke_token(
-        self, tenant_key: str, client_id: str, token_hash: str, now: datetime
+        self, tenant_key: str, client_id: str, token_hash: str, now: datetime, ending: Ending
     ) -> None:
-        """Revoke a refresh token's family, or one access token, if this client holds it."""
+        """Revoke a refresh token's family, as ``ending`` says, or one access token, if this
+        client holds it."""
         ...

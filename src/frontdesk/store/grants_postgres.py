@@ -65,9 +65,9 @@ class PostgresGrantRepository(GrantRepository):
         await self._feed.caught_up()
 
     async def revoke_token(
-        self, tenant_key: str, client_id: str, token_hash: str, now: datetime
+        self, tenant_key: str, client_id: str, token_hash: str, now: datetime, ending: Ending
     ) -> None:
-        await super().revoke_token(tenant_key, client_id, token_hash, now)
+        await super().revoke_token(tenant_key, client_id, token_hash, now, ending)
         await self._feed.caught_up()
 
     async def find_refresh(self, tenant_key: str, token_hash: str) -> RefreshState | None:

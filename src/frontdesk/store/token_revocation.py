@@ -10,9 +10,10 @@ from datetime import datetime
 from sqlalchemy import and_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from frontdesk.store import audit, consents
+from frontdesk.store import audit
 from frontdesk.store.audit import Event
 from frontdesk.store.families import revoke_family_in
+from frontdesk.store.grant_records import Ending
 from frontdesk.store.tables import access_tokens, refresh_tokens, token_families
 
 
@@ -22,21 +23,21 @@ class TokenRevocation:
     _engine: AsyncEngine
 
     async def revoke_token(
-        self, tenant_key: str, client_id: str, token_hash: str, now: datetime
+        self, tenant_key: str, client_id: str, token_hash: str, now: datetime, ending: Ending
     ) -> None:
-        """Revoke a refresh token's family, or one access token, if this client holds it."""
+        """Revoke a refresh token's family, as ``ending`` says (oauth.grants decides), or
+        one access token, if this client holds it."""
         family = token_families.c
         ours = and_(family.tenant_key == tenant_key, family.client_id == client_id)
         async with self._engine.begin() as connection:
-            found = (
+            refresh_family = (
                 await connection.execute(
-                    select(refresh_tokens.c.family_id, family.customer_id)
+                    select(refresh_tokens.c.family_id)
                     .join(token_families, family.id == refresh_tokens.c.family_id)
                     .where(refresh_tokens.c.token_hash == token_hash, ours)
                 )
-            ).first()
-            if found is not None:
-                refresh_family, customer_id = found
+            ).scalar()
+            if refresh_family is not None:
                 await audit.record(
                     connection,
                     tenant_key,
@@ -46,10 +47,13 @@ class TokenRevocation:
                     family_id=int(refresh_family),
                     revoked="refresh_token",
                 )
-                await revoke_family_in(connection, int(refresh_family), now, "revocation")
-                # The client gave up the customer's grant: its next sign-in asks the
-                # customer again (store.consents).
-                await consents.forget(connection, tenant_key, int(customer_id), client_id)
+                await revoke_family_in(
+                    connection,
+                    int(refresh_family),
+                    now,
+                    ending.reason,
+                    forget_consent=ending.forgets_consent,
+                )
                 return
             access_family = (
                 select(family.id).where(family.id == access_tokens.c.family_id, ours).exists()
