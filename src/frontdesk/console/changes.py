@@ -17,7 +17,6 @@ from frontdesk.console.context import ConsoleServices
 from frontdesk.errors import ConfigurationError
 from frontdesk.oauth.errors import AuthorizePage
 from frontdesk.store import audit
-from frontdesk.store.companies import ApplyOutcome
 
 
 class ChangeRefused(Exception):
@@ -34,7 +33,7 @@ async def stored_definition(services: ConsoleServices, tenant_key: str) -> dict[
 
 async def change_company(
     services: ConsoleServices, tenant_key: str, change: Callable[[dict[str, Any]], None]
-) -> ApplyOutcome:
+) -> None:
     """Apply ``change`` (which edits the definition in place) to the stored company."""
     document = await stored_definition(services, tenant_key)
     change(document)
@@ -47,11 +46,10 @@ async def change_company(
         problems = production_problems(company)
         if problems:
             raise ChangeRefused("not for production: " + "; ".join(problems))
-    outcome = (await apply_companies(services.companies, parsed))[tenant_key]
+    await apply_companies(services.companies, parsed)
     # This instance serves the change at once; the others within their cache's bound
     # (FRONTDESK_COMPANY_CACHE_SECONDS), as after `companies apply`.
     services.registry.forget()
-    return outcome
 
 
 async def audited(
