@@ -26,6 +26,7 @@ from frontdesk.oauth import token as token_endpoint
 from frontdesk.store.tables import identity_assertions
 from tests.conftest import BASE_URL
 from tests.oauth import flows
+from tests.oauth.test_metrics_events import value
 from tests.support.enterprise_idp import EnterpriseIdp, new_key
 from tests.support.https_documents import HttpsDocuments, run_https_documents
 from tests.support.logs import captured_logs
@@ -195,6 +196,11 @@ async def test_an_id_jag_buys_a_token_that_the_sdk_calls_a_personal_tool_with(
     assert who["subject"] == provider.customer_subject("U019488227") != "U019488227"
     assert who["email"] == "pat@enterprise.test"
     assert who["scopes"] == ["email", "profile"]
+    scraped = (await enterprise.client.get("/metrics")).text
+    issued = value(
+        scraped, "frontdesk_tokens_issued_total", company=TENANT, grant_type="jwt-bearer"
+    )
+    assert issued == 1
 
 
 async def test_the_same_sub_is_the_same_customer_and_login_subjects_are_shared_on_request(

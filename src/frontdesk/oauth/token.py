@@ -67,5 +67,5 @@ class Token:
         body = await redeem(self._services, signin, client_id, form)
         # Neither the assertion nor any claim of it is logged (extension 7.4.2).
         log.info("tokens_issued", tenant=signin.tenant_key, client_id=client_id, grant=JWT_BEARER)
-        metrics.tokens_issued(signin.tenant_key, JWT_BEARER)
+        metrics.tokens_issued(signin.tenant_key, "jwt-bearer")
         return JSON(body, headers=NO_STORE)

@@ -73,7 +73,7 @@ SigninFailure = Literal["denied", "login_failed", "provider_unavailable"]
 BACKEND_OUTCOMES = frozenset({"ok", "error", "timeout", "refused", "unavailable"})
 OUTAGE_CAUSES = ("database", "client_document")
 OutageCause = Literal["database", "client_document"]
-GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
+GRANT_TYPES = frozenset({"authorization_code", "refresh_token", "jwt-bearer"})  # ID-JAG
 # The limits' own names (oauth.context's, protocol.endpoint's); any other counts as "other".
 LIMIT_KINDS = frozenset(
     {
