@@ -76,7 +76,7 @@ async def test_sdk_client_pinned_to_2026_07_28_lists_and_calls_a_guest_tool(
         listing = await client.list_tools()
         echoed = await client.call_tool("echo", {"text": "hello at 2026-07-28"})
         dark = await client.call_tool("search_products", {"roast": "dark"})
-    assert [tool.name for tool in listing.tools][:2] == ["echo", "search_products"]
+    assert [tool.name for tool in listing.tools][:2] == ["cancel_order", "echo"]
     assert listing.cache_scope == "public"
     assert listing.ttl_ms >= 0
     assert not echoed.is_error
@@ -115,12 +115,13 @@ async def test_demo_tools_are_listed_and_answer(live_service: LiveService) -> No
         echoed = await client.call_tool("echo", {"text": "hello from the SDK"})
         dark = await client.call_tool("search_products", {"roast": "dark"})
 
+    # By name: tools/list's stable order.
     assert [tool.name for tool in listing.tools] == [
-        "echo",
-        "search_products",
-        "order_status",
-        "loyalty_points",
         "cancel_order",
+        "echo",
+        "loyalty_points",
+        "order_status",
+        "search_products",
     ]
     search = next(tool for tool in listing.tools if tool.name == "search_products")
     assert search.output_schema is not None
@@ -202,14 +203,14 @@ async def test_acme_tools_answer_with_text_structure_and_errors(live_service: Li
         invalid = await client.call_tool("echo", {})
 
     assert [tool.name for tool in listing.tools] == [
-        "echo",
         "add",
-        "whoami",
-        "slow",
         "crash",
+        "echo",
         "refuse",
-        "wrong_shape",
         "rich",
+        "slow",
+        "whoami",
+        "wrong_shape",
     ]
     assert not added.is_error
     assert added.structured_content == {"sum": 5}

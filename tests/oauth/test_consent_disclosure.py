@@ -104,10 +104,11 @@ companies:
           openWorldHint: false
         {TOOL}
 """
+# In the catalog's order, by name (tools/list's stable order).
 EXPECTED_TOOLS = [
-    PersonalTool("My order status", destructive=False),
-    PersonalTool("Cancel my order", destructive=True),
     PersonalTool("Add a note to my order", destructive=False),
+    PersonalTool("Cancel my order", destructive=True),
+    PersonalTool("My order status", destructive=False),
     PersonalTool("redeem_points", destructive=True),
 ]
 DOCUMENT_PATH = "/assistant/client.json"
@@ -229,9 +230,9 @@ async def test_the_consent_page_names_each_personal_tool_and_marks_the_destructi
     ]
     marked = "⚠ can change or delete things"
     assert tools == [
-        ("My order status", False),
-        (f"Cancel my order {marked}", True),
         ("Add a note to my order", False),
+        (f"Cancel my order {marked}", True),
+        ("My order status", False),
         (f"redeem_points {marked}", True),
     ]
     # The marking is more than colour: a bordered badge with a sign and words.
