@@ -435,6 +435,20 @@ async def test_keys_that_cannot_be_fetched_answer_503(
     assert "retry-after" in answer.headers
 
 
+async def test_a_key_set_holding_a_private_key_is_not_trusted(
+    serve: Serve, idp: EnterpriseIdp, documents: HttpsDocuments
+) -> None:
+    """A provider that publishes a private key has given it away: none of its set is used,
+    and a failed fetch is not repeated for every assertion meanwhile."""
+    documents.serve_json("/leaky.json", {"keys": [idp.key.as_dict(private=True)]})
+    enterprise = await start(serve, idp, jwks_uri=documents.url("/leaky.json"))
+
+    for _ in range(3):
+        answer = await enterprise.exchange(enterprise.assertion())
+        assert answer.status_code == 503, answer.text
+    assert documents.requests("/leaky.json") == 1
+
+
 async def test_no_assertion_reaches_a_log_line(
     enterprise: Enterprise, monkeypatch: pytest.MonkeyPatch
 ) -> None:
