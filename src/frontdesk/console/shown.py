@@ -41,6 +41,8 @@ def tool_row(tool: dict[str, Any]) -> dict[str, Any]:
         "title": tool.get("title"),
         "description": tool["description"],
         "access": tool.get("access", "public"),
+        # The scope of its own a grant must hold to reach it (companies.tool_scopes).
+        "scope": tool.get("scope"),
         "enabled": tool.get("enabled", True),
         # The hints the company set to true, as the table lists them.
         "hints": [label for hint, label in HINTS.items() if given[hint] is True],
