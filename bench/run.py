@@ -146,9 +146,11 @@ def chosen(args: argparse.Namespace) -> list[Scenario]:
 
 # Why ContextForge's gateway has no row (issue 32 asks for it where it installs).
 CONTEXTFORGE_NOTE = (
-    "IBM ContextForge 1.1.0 (mcp-contextforge-gateway, Python 3.12) installs from PyPI here,"
-    " but is not loaded yet: its gateway serves a REST API as a tool only once the tool and a"
-    " virtual server are registered through its admin API, which the bench does not do yet."
+    "IBM ContextForge 1.1.0 (mcp-contextforge-gateway, Python 3.12 from pyenv) has no row: it"
+    " installs from PyPI and starts here (with the secrets its init_secrets script makes and"
+    " SSRF_ALLOW_LOCALHOST for the loopback backend), but registering the backend's GET /echo"
+    " as a REST tool through its admin API was refused ('Access denied') with an admin token"
+    " from its create_jwt_token, so the bench does not load it yet."
 )
 
 
