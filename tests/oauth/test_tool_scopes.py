@@ -120,6 +120,14 @@ async def test_the_company_offers_its_tools_scopes_beside_the_services(
     guest = await call(client, "cancel_order", None)
     assert guest.status_code == 401
     assert guest.headers["www-authenticate"].endswith(f'scope="{" ".join(OFFERED)}"')
+    # Each tool's securitySchemes name the scope of its own it needs (OpenAI Apps SDK).
+    listed = await flows.mcp(client, flows.rpc("tools/list"), TENANT)
+    schemes = {tool["name"]: tool["securitySchemes"] for tool in listed.json()["result"]["tools"]}
+    assert schemes["cancel_order"] == [
+        {"type": "noauth"},
+        {"type": "oauth2", "scopes": ["profile", "email", "orders:cancel"]},
+    ]
+    assert schemes["whoami"][1] == {"type": "oauth2", "scopes": ["profile", "email"]}
     # A company without tool scopes offers what it always did.
     initech = await client.get("/.well-known/oauth-authorization-server/v1/initech/oauth")
     assert initech.json()["scopes_supported"] == ["profile", "email"]

@@ -152,12 +152,14 @@ SECURITY_SCHEMES: list[dict[str, Any]] = [
 ]
 
 
-def _with_security_schemes(listing: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **listing,
-        "securitySchemes": SECURITY_SCHEMES,
-        "_meta": {"securitySchemes": SECURITY_SCHEMES},
-    }
+def _with_security_schemes(listing: dict[str, Any], scope: str | None = None) -> dict[str, Any]:
+    # A tool with a scope of its own (companies.tool_scopes) names it: the one a grant needs.
+    schemes = (
+        SECURITY_SCHEMES
+        if scope is None
+        else [{"type": "noauth"}, {"type": "oauth2", "scopes": [*SUPPORTED_SCOPES, scope]}]
+    )
+    return {**listing, "securitySchemes": schemes, "_meta": {"securitySchemes": schemes}}
 
 
 # Where a 2026-07-28 listing names each tool's version (under the project's reverse-DNS
@@ -271,7 +273,9 @@ class ServedCompany:
         # kept too: a 2026-07-28 reply adds its fields to it
         # (protocol/revisions/r2026_07_28.py).
         listings = {
-            name: _with_security_schemes(tool.listing) if self.has_signin else tool.listing
+            name: _with_security_schemes(tool.listing, tool.definition.scope)
+            if self.has_signin
+            else tool.listing
             for name, tool in self.tools.items()
         }
         self.tools_json = orjson.dumps({"tools": list(listings.values())})
