@@ -39,7 +39,7 @@ def test_every_scrape_reads_every_workers_requests(tmp_path: Path) -> None:
     try:
         for _ in range(REQUESTS):
             assert fresh_connection_get(running, ROUTE).status_code == 200
-
+        wait_for_the_batches(running)
         assert scraped_totals(running) == [(REQUESTS, REQUESTS)] * SCRAPES
 
         # The workers' files are in a directory of this start's own, which only the
