@@ -88,11 +88,11 @@ async def test_a_listed_tool_omits_what_it_does_not_declare(client: httpx.AsyncC
         "description": "Says who is asking.",
         "inputSchema": {"type": "object"},
         "annotations": {
-            "title": "Whoami",
-            "readOnlyHint": True,
-            "destructiveHint": False,
-            "idempotentHint": True,
-            "openWorldHint": False,
+            "title": "whoami",
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": True,
         },
     }
     for tool in tools.values():
