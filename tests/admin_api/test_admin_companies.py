@@ -203,7 +203,7 @@ async def test_tools_signin_and_branding_one_by_one(
     added = await admin(client, "PUT", "/companies/newco/tools/add", operator_key, json=tool)
     assert added.status_code == 201, added.text
     assert added.json()["name"] == "add"
-    assert list(await listed_tools(other_instance, "newco")) == ["echo", "lookup", "add"]
+    assert list(await listed_tools(other_instance, "newco")) == ["add", "echo", "lookup"]
     changed = await admin(
         client,
         "PUT",

@@ -74,7 +74,7 @@ async def test_an_sdk_client_calls_a_tool_imported_from_an_openapi_document(
             )
 
     tools = {tool.name: tool for tool in listing.tools}
-    assert list(tools) == ["listOrders", "place_order", "getOrder", "cancelOrder", "broken"]
+    assert list(tools) == ["broken", "cancelOrder", "getOrder", "listOrders", "place_order"]
     assert tools["getOrder"].title == "Read one order"
     assert tools["getOrder"].annotations is not None
     assert tools["getOrder"].annotations.read_only_hint is True
