@@ -30,6 +30,7 @@ async def company_loaded(app: Frontdesk) -> None:
     versions (tool change control), which is the catalog's doing, not the registration's."""
     assert await app.services.registry.active(flows.TENANT) is not None
 
+
 # Each part of a redirect URI: forms that keep it valid, and forms attacks use.
 PARTS: tuple[tuple[list[str], list[str]], ...] = (
     (["https", "http", "HTTPS", "Http"], ["javascript", "data", "file", "ftp", "ws", ""]),
