@@ -158,24 +158,12 @@ class AccountPage:
     async def sign_in(self, request: Request) -> Response:
         services = self._services
         # Each sign-in may cost a round trip to the company's login (its metadata).
-        await services.limit(
-            request,
-            self._limit,
-            "account",
-            request.path_params["tenant"],
-            services.address(request),
-        )
+        await self._count(request)
         return await signin.begin(services, await services.signin_company(request, page=True))
 
     async def revoke(self, request: Request) -> Response:
         services = self._services
-        await services.limit(
-            request,
-            self._limit,
-            "account",
-            request.path_params["tenant"],
-            services.address(request),
-        )
+        await self._count(request)
         signin_company = await services.signin_company(request, page=True)
         current, form = await self._checked_form(request, signin_company)
         client_id = _client_id(form)
@@ -190,13 +178,7 @@ class AccountPage:
         working with the rest (store.grant_narrowing). Never widens: only scopes the form
         showed and the company offers can be taken, and nothing is ever added."""
         services = self._services
-        await services.limit(
-            request,
-            self._limit,
-            "account",
-            request.path_params["tenant"],
-            services.address(request),
-        )
+        await self._count(request)
         signin_company = await services.signin_company(request, page=True)
         current, form = await self._checked_form(request, signin_company)
         client_id = _client_id(form)
@@ -228,6 +210,17 @@ class AccountPage:
     def _session(self, request: Request, signin_company: SigninCompany) -> AccountSession | None:
         return self._sessions.open(
             request.cookies.get(session.COOKIE_NAME), signin_company.tenant_key
+        )
+
+    async def _count(self, request: Request) -> None:
+        """Counts a request against the page's limit, per company and address."""
+        services = self._services
+        await services.limit(
+            request,
+            self._limit,
+            "account",
+            request.path_params["tenant"],
+            services.address(request),
         )
 
     async def _checked_form(

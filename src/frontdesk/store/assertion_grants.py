@@ -20,9 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from frontdesk.store import audit
 from frontdesk.store.audit import Event
-from frontdesk.store.families import insert_pair
+from frontdesk.store.families import insert_access, insert_pair
 from frontdesk.store.grant_records import NewTokens
-from frontdesk.store.tables import access_tokens, identity_assertions, token_families
+from frontdesk.store.tables import identity_assertions, token_families
 
 GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
@@ -84,14 +84,7 @@ class AssertionGrants:
                 if with_refresh:
                     await insert_pair(connection, family_id, tokens, now)
                 else:
-                    await connection.execute(
-                        insert(access_tokens).values(
-                            token_hash=tokens.access_hash,
-                            family_id=family_id,
-                            expires_at=tokens.access_expires_at,
-                            created_at=now,
-                        )
-                    )
+                    await insert_access(connection, family_id, tokens, now)
                 await audit.record(
                     connection,
                     tenant_key,

@@ -21,9 +21,10 @@ from frontdesk.store.tables import (
 )
 
 
-async def insert_pair(
+async def insert_access(
     connection: AsyncConnection, family_id: int, tokens: NewTokens, now: datetime
 ) -> None:
+    """The access token of ``tokens``, in ``family_id``."""
     await connection.execute(
         insert(access_tokens).values(
             token_hash=tokens.access_hash,
@@ -32,6 +33,12 @@ async def insert_pair(
             created_at=now,
         )
     )
+
+
+async def insert_pair(
+    connection: AsyncConnection, family_id: int, tokens: NewTokens, now: datetime
+) -> None:
+    await insert_access(connection, family_id, tokens, now)
     await connection.execute(
         insert(refresh_tokens).values(
             token_hash=tokens.refresh_hash,
