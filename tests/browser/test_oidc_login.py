@@ -84,6 +84,12 @@ companies:
       - name: whoami
         description: Says who is asking.
         access: personal
+        annotations:
+          title: whoami
+          readOnlyHint: false
+          destructiveHint: true
+          idempotentHint: false
+          openWorldHint: true
         provider: {{type: python, target: "tests.fixtures.tools:whoami"}}
 """
     )

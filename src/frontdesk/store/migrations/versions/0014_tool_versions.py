@@ -51,8 +51,9 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # A plain DROP COLUMN (SQLite has it since 3.35): a batch rebuild would drop and
+    # recreate token_families, which the token tables' foreign keys refuse.
     for table in reversed(GRANT_TABLES):
-        with op.batch_alter_table(table) as batch:
-            batch.drop_column("tool_snapshot")
+        op.execute(f"ALTER TABLE {table} DROP COLUMN tool_snapshot")
     op.drop_table("tool_snapshots")
     op.drop_table("tool_versions")
